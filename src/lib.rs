@@ -1,0 +1,4 @@
+//! agon: an engine, referee and toolbox for the board game Agon.
+
+pub mod rules;
+pub mod tools;

@@ -1,0 +1,1262 @@
+//! Parser for one input line of the engine's text protocol (UCI, UGI and the agon extras).
+//!
+//! This module is pure: it knows nothing about the board, the rules or the
+//! search. It turns a line into a [`Command`] and leaves every check that
+//! needs the game (is this FEN valid? is this move legal? does this option
+//! exist?) to the caller. It never panics, whatever the input.
+//!
+//! Conventions (documented for users in `protocol.md`):
+//! - tokens are separated by any run of whitespace;
+//! - command words and keywords are lower case and matched exactly;
+//! - a blank line is not a command (`Ok(None)`);
+//! - a line longer than [`MAX_LINE_BYTES`] is refused;
+//! - anything malformed gives a [`CommandError`] whose `Display` text is one
+//!   line meant to follow `info string error: `.
+
+use std::fmt;
+
+/// Longest accepted line, in bytes, not counting the end-of-line characters.
+pub const MAX_LINE_BYTES: usize = 1 << 20;
+
+/// Smallest depth accepted by `perft` and `go perft`.
+pub const MIN_PERFT_DEPTH: u32 = 1;
+
+/// Largest depth accepted by `perft` and `go perft`.
+pub const MAX_PERFT_DEPTH: u32 = 20;
+
+/// Longest piece of user input (in characters) quoted back in an error message.
+const MAX_QUOTED_CHARS: usize = 40;
+
+/// One parsed input line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Command {
+    /// `uci`: identify the engine and list its options, ending with `uciok`.
+    Uci,
+    /// `ugi`: as `uci`, but the listing ends with `ugiok`.
+    Ugi,
+    /// `isready`: answer `readyok`.
+    IsReady,
+    /// `setoption name <name> [value <value>]`.
+    SetOption {
+        /// Option name as written (words joined by single spaces); compare it case-insensitively.
+        name: String,
+        /// Value as written (words joined by single spaces), `None` when `value` was not given.
+        value: Option<String>,
+    },
+    /// `ucinewgame` or `uginewgame`: forget the hash table and the game history.
+    NewGame,
+    /// `position startpos|fen <FEN> [moves <m1> <m2> ...]`.
+    Position {
+        /// The FEN fields joined by single spaces, `None` for `startpos`.
+        fen: Option<String>,
+        /// The moves to play from that position, in order, exactly as written.
+        moves: Vec<String>,
+    },
+    /// `go ...`: start a search (or, with `perft`, a perft count).
+    Go(GoParams),
+    /// `stop`: end the current search and report its best move.
+    Stop,
+    /// `ponderhit`: the expected move was played; the ponder search becomes a normal one.
+    PonderHit,
+    /// `quit`: leave the program.
+    Quit,
+    /// `d`: print the board, FEN, hash key and side to move.
+    Display,
+    /// `eval`: print the static evaluation term by term.
+    Eval,
+    /// `perft <depth>`: count move sequences, divided by root move.
+    Perft {
+        /// Depth in plies, within `MIN_PERFT_DEPTH..=MAX_PERFT_DEPTH`.
+        depth: u32,
+    },
+    /// `moves`: list every legal move of the current position.
+    Moves,
+    /// `status`: say whether the game is over, who won and why.
+    Status,
+    /// `query <question>`: a UGI question, answered with `response <answer>`.
+    Query(QueryKind),
+}
+
+/// The arguments of a `go` command. Times are in milliseconds.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct GoParams {
+    /// White's remaining clock (`wtime` or `p1time`); negative input is clamped to 0.
+    pub wtime: Option<u64>,
+    /// Black's remaining clock (`btime` or `p2time`); negative input is clamped to 0.
+    pub btime: Option<u64>,
+    /// White's increment per move (`winc` or `p1inc`); negative input is clamped to 0.
+    pub winc: Option<u64>,
+    /// Black's increment per move (`binc` or `p2inc`); negative input is clamped to 0.
+    pub binc: Option<u64>,
+    /// Moves left until the next time control (at least 1).
+    pub movestogo: Option<u32>,
+    /// Exact time to spend on this move.
+    pub movetime: Option<u64>,
+    /// Maximum depth in plies (at least 1).
+    pub depth: Option<u32>,
+    /// Maximum number of nodes (at least 1).
+    pub nodes: Option<u64>,
+    /// Look for a win in at most this many moves (at least 1).
+    pub mate: Option<u32>,
+    /// Search until `stop`.
+    pub infinite: bool,
+    /// Search in ponder mode until `ponderhit` or `stop`.
+    pub ponder: bool,
+    /// Restrict the root to these moves (as written; empty means all moves).
+    pub searchmoves: Vec<String>,
+    /// `go perft N`: run perft instead of a search; never combined with anything else.
+    pub perft: Option<u32>,
+}
+
+/// The questions of the UGI `query` command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum QueryKind {
+    /// `query gameover`: is the game over? (`response true|false`)
+    GameOver,
+    /// `query p1turn`: is it player 1's (White's) turn? (`response true|false`)
+    P1Turn,
+    /// `query result`: who won? (`response p1win|p2win|draw|none`)
+    Result,
+}
+
+/// Why a number after a keyword was refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NumberProblem {
+    /// The line ended where the number should be.
+    Missing,
+    /// The token is not a decimal integer.
+    NotANumber(String),
+    /// The number does not fit the value's type.
+    TooLarge {
+        /// The token as written (possibly shortened).
+        token: String,
+        /// The largest accepted value.
+        max: u64,
+    },
+    /// A negative number where only non-negative ones make sense.
+    Negative(String),
+    /// Zero where the value must be at least 1.
+    Zero,
+}
+
+/// Everything that can be wrong with an input line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CommandError {
+    /// The line is longer than [`MAX_LINE_BYTES`].
+    LineTooLong {
+        /// Length of the line in bytes.
+        len: usize,
+    },
+    /// The first word is not a command.
+    UnknownCommand(String),
+    /// A command that takes no arguments (or no more arguments) got one.
+    UnexpectedArgument {
+        /// The command, e.g. `"isready"`.
+        command: &'static str,
+        /// The first surplus token.
+        token: String,
+    },
+    /// `setoption` not followed by `name`.
+    SetOptionNeedsName {
+        /// What came instead of `name`, if anything.
+        got: Option<String>,
+    },
+    /// `setoption name` with no name before `value` or the end of the line.
+    SetOptionEmptyName,
+    /// `setoption name <n> value` with nothing after `value`.
+    SetOptionEmptyValue {
+        /// The option name.
+        name: String,
+    },
+    /// `position` not followed by `startpos` or `fen`.
+    PositionNeedsKind {
+        /// What came instead, if anything.
+        got: Option<String>,
+    },
+    /// `position fen` with no FEN fields.
+    FenMissing,
+    /// `position startpos` followed by something other than `moves`.
+    PositionUnexpected {
+        /// The offending token.
+        token: String,
+    },
+    /// The keyword `moves` appears twice in one `position` command.
+    MovesTwice,
+    /// A `go` argument with a bad number.
+    GoValue {
+        /// The argument as written (`wtime`, `p1time`, `depth`, ...).
+        arg: &'static str,
+        /// What is wrong with its value.
+        problem: NumberProblem,
+    },
+    /// A `go` argument given twice (aliases count as the same argument).
+    GoDuplicate {
+        /// The repeated argument as written the second time.
+        arg: &'static str,
+        /// The spelling used the first time.
+        first: &'static str,
+    },
+    /// A word after `go` that is not a `go` argument.
+    GoUnknownArgument(String),
+    /// `go searchmoves` with no move after it.
+    SearchMovesEmpty,
+    /// `go perft N` together with other `go` arguments.
+    PerftCombined,
+    /// The perft depth is missing or not a number.
+    PerftDepthInvalid {
+        /// `"perft"` or `"go perft"`.
+        command: &'static str,
+        /// The token given, if any.
+        got: Option<String>,
+    },
+    /// The perft depth is a number outside `MIN_PERFT_DEPTH..=MAX_PERFT_DEPTH`.
+    PerftDepthOutOfRange {
+        /// `"perft"` or `"go perft"`.
+        command: &'static str,
+        /// The number as written (possibly shortened).
+        got: String,
+    },
+    /// `query` with no question.
+    QueryMissing,
+    /// `query` with an unknown question.
+    QueryUnknown(String),
+}
+
+impl fmt::Display for NumberProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            NumberProblem::Missing => write!(f, "got nothing"),
+            NumberProblem::NotANumber(t) => write!(f, "got '{}'", Quoted(t)),
+            NumberProblem::TooLarge { token, max } => {
+                write!(
+                    f,
+                    "got '{}', which is too large (maximum {max})",
+                    Quoted(token)
+                )
+            }
+            NumberProblem::Negative(t) => {
+                write!(f, "got '{}', which is negative", Quoted(t))
+            }
+            NumberProblem::Zero => write!(f, "got '0', which is below the minimum of 1"),
+        }
+    }
+}
+
+impl fmt::Display for CommandError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CommandError::LineTooLong { len } => write!(
+                f,
+                "line too long ({len} bytes, the limit is {MAX_LINE_BYTES}); ignored"
+            ),
+            CommandError::UnknownCommand(c) => write!(f, "unknown command '{}'", Quoted(c)),
+            CommandError::UnexpectedArgument { command, token } => {
+                write!(f, "unexpected '{}' after '{command}'", Quoted(token))
+            }
+            CommandError::SetOptionNeedsName { got: None } => {
+                write!(f, "'setoption' needs 'name', got nothing")
+            }
+            CommandError::SetOptionNeedsName { got: Some(t) } => {
+                write!(f, "'setoption' needs 'name', got '{}'", Quoted(t))
+            }
+            CommandError::SetOptionEmptyName => {
+                write!(f, "'setoption name' needs an option name")
+            }
+            CommandError::SetOptionEmptyValue { name } => write!(
+                f,
+                "'setoption name {}' has 'value' but no value after it",
+                Quoted(name)
+            ),
+            CommandError::PositionNeedsKind { got: None } => {
+                write!(f, "'position' needs 'startpos' or 'fen', got nothing")
+            }
+            CommandError::PositionNeedsKind { got: Some(t) } => write!(
+                f,
+                "'position' needs 'startpos' or 'fen', got '{}'",
+                Quoted(t)
+            ),
+            CommandError::FenMissing => write!(f, "FEN missing after 'position fen'"),
+            CommandError::PositionUnexpected { token } => write!(
+                f,
+                "unexpected '{}' after 'position startpos' (expected 'moves')",
+                Quoted(token)
+            ),
+            CommandError::MovesTwice => write!(f, "'moves' appears twice in 'position'"),
+            CommandError::GoValue { arg, problem } => match problem {
+                NumberProblem::Missing | NumberProblem::NotANumber(_) => {
+                    write!(f, "'go {arg}' needs a number, {problem}")
+                }
+                _ => write!(f, "bad 'go {arg}' value: {problem}"),
+            },
+            CommandError::GoDuplicate { arg, first } if arg == first => {
+                write!(f, "duplicate go argument '{arg}'")
+            }
+            CommandError::GoDuplicate { arg, first } => write!(
+                f,
+                "duplicate go argument '{arg}' (same as '{first}', already given)"
+            ),
+            CommandError::GoUnknownArgument(t) => {
+                write!(f, "unknown go argument '{}'", Quoted(t))
+            }
+            CommandError::SearchMovesEmpty => {
+                write!(f, "'go searchmoves' needs at least one move")
+            }
+            CommandError::PerftCombined => {
+                write!(f, "'go perft' cannot be combined with other go arguments")
+            }
+            CommandError::PerftDepthInvalid { command, got: None } => write!(
+                f,
+                "'{command}' needs a depth from {MIN_PERFT_DEPTH} to {MAX_PERFT_DEPTH}, got nothing"
+            ),
+            CommandError::PerftDepthInvalid {
+                command,
+                got: Some(t),
+            } => write!(
+                f,
+                "'{command}' needs a depth from {MIN_PERFT_DEPTH} to {MAX_PERFT_DEPTH}, got '{}'",
+                Quoted(t)
+            ),
+            CommandError::PerftDepthOutOfRange { command, got } => write!(
+                f,
+                "'{command}': perft depth out of range ({MIN_PERFT_DEPTH}..={MAX_PERFT_DEPTH}), got {}",
+                Quoted(got)
+            ),
+            CommandError::QueryMissing => write!(
+                f,
+                "'query' needs one of 'gameover', 'p1turn', 'result', got nothing"
+            ),
+            CommandError::QueryUnknown(t) => write!(
+                f,
+                "unknown query '{}' (expected 'gameover', 'p1turn' or 'result')",
+                Quoted(t)
+            ),
+        }
+    }
+}
+
+impl std::error::Error for CommandError {}
+
+/// Shows user input inside an error message: control characters are escaped
+/// so that the message always stays on one line.
+struct Quoted<'a>(&'a str);
+
+impl fmt::Display for Quoted<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for c in self.0.chars() {
+            if c.is_control() {
+                write!(f, "{}", c.escape_default())?;
+            } else {
+                write!(f, "{c}")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Copies a token for an error message, shortened to [`MAX_QUOTED_CHARS`] characters.
+fn clip(token: &str) -> String {
+    match token.char_indices().nth(MAX_QUOTED_CHARS) {
+        Some((cut, _)) => format!("{}...", &token[..cut]),
+        None => token.to_string(),
+    }
+}
+
+/// Parses one input line.
+///
+/// Returns `Ok(None)` for a line that is empty or only whitespace,
+/// `Ok(Some(command))` for a well-formed command.
+///
+/// # Errors
+///
+/// Returns a [`CommandError`] for a line that is too long, an unknown
+/// command, or a known command whose arguments are malformed. Its `Display`
+/// text says what is wrong in one line.
+pub fn parse_command(line: &str) -> Result<Option<Command>, CommandError> {
+    let line = line.trim_end_matches(['\n', '\r']);
+    if line.len() > MAX_LINE_BYTES {
+        return Err(CommandError::LineTooLong { len: line.len() });
+    }
+    let mut tokens = line.split_whitespace();
+    let Some(first) = tokens.next() else {
+        return Ok(None);
+    };
+    let command = match first {
+        "uci" => no_arguments("uci", tokens, Command::Uci)?,
+        "ugi" => no_arguments("ugi", tokens, Command::Ugi)?,
+        "isready" => no_arguments("isready", tokens, Command::IsReady)?,
+        "ucinewgame" => no_arguments("ucinewgame", tokens, Command::NewGame)?,
+        "uginewgame" => no_arguments("uginewgame", tokens, Command::NewGame)?,
+        "stop" => no_arguments("stop", tokens, Command::Stop)?,
+        "ponderhit" => no_arguments("ponderhit", tokens, Command::PonderHit)?,
+        "quit" => no_arguments("quit", tokens, Command::Quit)?,
+        "d" => no_arguments("d", tokens, Command::Display)?,
+        "eval" => no_arguments("eval", tokens, Command::Eval)?,
+        "moves" => no_arguments("moves", tokens, Command::Moves)?,
+        "status" => no_arguments("status", tokens, Command::Status)?,
+        "setoption" => parse_setoption(tokens)?,
+        "position" => parse_position(tokens)?,
+        "go" => Command::Go(parse_go(tokens)?),
+        "perft" => {
+            let depth = parse_perft_depth("perft", tokens.next())?;
+            no_arguments("perft", tokens, Command::Perft { depth })?
+        }
+        "query" => parse_query(tokens)?,
+        other => return Err(CommandError::UnknownCommand(clip(other))),
+    };
+    Ok(Some(command))
+}
+
+/// Returns `command` if no token is left, an error naming the first surplus token otherwise.
+fn no_arguments<'a>(
+    name: &'static str,
+    mut rest: impl Iterator<Item = &'a str>,
+    command: Command,
+) -> Result<Command, CommandError> {
+    match rest.next() {
+        None => Ok(command),
+        Some(token) => Err(CommandError::UnexpectedArgument {
+            command: name,
+            token: clip(token),
+        }),
+    }
+}
+
+/// `setoption name <words...> [value <words...>]`.
+fn parse_setoption<'a>(mut tokens: impl Iterator<Item = &'a str>) -> Result<Command, CommandError> {
+    match tokens.next() {
+        Some("name") => {}
+        other => {
+            return Err(CommandError::SetOptionNeedsName {
+                got: other.map(clip),
+            });
+        }
+    }
+    let mut name_words = Vec::new();
+    let mut saw_value = false;
+    for token in tokens.by_ref() {
+        if token == "value" {
+            saw_value = true;
+            break;
+        }
+        name_words.push(token);
+    }
+    if name_words.is_empty() {
+        return Err(CommandError::SetOptionEmptyName);
+    }
+    let name = name_words.join(" ");
+    let value = if saw_value {
+        let words: Vec<&str> = tokens.collect();
+        if words.is_empty() {
+            return Err(CommandError::SetOptionEmptyValue { name: clip(&name) });
+        }
+        Some(words.join(" "))
+    } else {
+        None
+    };
+    Ok(Command::SetOption { name, value })
+}
+
+/// `position startpos [moves ...]` or `position fen <fields...> [moves ...]`.
+fn parse_position<'a>(mut tokens: impl Iterator<Item = &'a str>) -> Result<Command, CommandError> {
+    let mut has_moves = false;
+    let fen = match tokens.next() {
+        Some("startpos") => match tokens.next() {
+            None => None,
+            Some("moves") => {
+                has_moves = true;
+                None
+            }
+            Some(other) => {
+                return Err(CommandError::PositionUnexpected { token: clip(other) });
+            }
+        },
+        Some("fen") => {
+            let mut fields = Vec::new();
+            for token in tokens.by_ref() {
+                if token == "moves" {
+                    has_moves = true;
+                    break;
+                }
+                fields.push(token);
+            }
+            if fields.is_empty() {
+                return Err(CommandError::FenMissing);
+            }
+            Some(fields.join(" "))
+        }
+        other => {
+            return Err(CommandError::PositionNeedsKind {
+                got: other.map(clip),
+            });
+        }
+    };
+    let mut moves = Vec::new();
+    if has_moves {
+        for token in tokens {
+            if token == "moves" {
+                return Err(CommandError::MovesTwice);
+            }
+            moves.push(token.to_string());
+        }
+    }
+    Ok(Command::Position { fen, moves })
+}
+
+/// `query gameover|p1turn|result`.
+fn parse_query<'a>(mut tokens: impl Iterator<Item = &'a str>) -> Result<Command, CommandError> {
+    let kind = match tokens.next() {
+        None => return Err(CommandError::QueryMissing),
+        Some("gameover") => QueryKind::GameOver,
+        Some("p1turn") => QueryKind::P1Turn,
+        Some("result") => QueryKind::Result,
+        Some(other) => return Err(CommandError::QueryUnknown(clip(other))),
+    };
+    no_arguments("query", tokens, Command::Query(kind))
+}
+
+/// The fields a `go` keyword fills, used to detect duplicates across aliases.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum GoField {
+    WTime,
+    BTime,
+    WInc,
+    BInc,
+    MovesToGo,
+    MoveTime,
+    Depth,
+    Nodes,
+    Mate,
+    Infinite,
+    Ponder,
+    SearchMoves,
+    Perft,
+}
+
+/// Maps a `go` keyword to its canonical spelling and field.
+fn go_keyword(token: &str) -> Option<(&'static str, GoField)> {
+    let entry = match token {
+        "wtime" => ("wtime", GoField::WTime),
+        "btime" => ("btime", GoField::BTime),
+        "winc" => ("winc", GoField::WInc),
+        "binc" => ("binc", GoField::BInc),
+        "p1time" => ("p1time", GoField::WTime),
+        "p2time" => ("p2time", GoField::BTime),
+        "p1inc" => ("p1inc", GoField::WInc),
+        "p2inc" => ("p2inc", GoField::BInc),
+        "movestogo" => ("movestogo", GoField::MovesToGo),
+        "movetime" => ("movetime", GoField::MoveTime),
+        "depth" => ("depth", GoField::Depth),
+        "nodes" => ("nodes", GoField::Nodes),
+        "mate" => ("mate", GoField::Mate),
+        "infinite" => ("infinite", GoField::Infinite),
+        "ponder" => ("ponder", GoField::Ponder),
+        "searchmoves" => ("searchmoves", GoField::SearchMoves),
+        "perft" => ("perft", GoField::Perft),
+        _ => return None,
+    };
+    Some(entry)
+}
+
+/// The arguments of `go`, in any order, each at most once.
+fn parse_go<'a>(tokens: impl Iterator<Item = &'a str>) -> Result<GoParams, CommandError> {
+    let mut params = GoParams::default();
+    let mut seen: Vec<(GoField, &'static str)> = Vec::new();
+    let mut tokens = tokens.peekable();
+    while let Some(token) = tokens.next() {
+        let Some((arg, field)) = go_keyword(token) else {
+            return Err(CommandError::GoUnknownArgument(clip(token)));
+        };
+        if let Some(&(_, first)) = seen.iter().find(|(f, _)| *f == field) {
+            return Err(CommandError::GoDuplicate { arg, first });
+        }
+        seen.push((field, arg));
+        let value = |token: Option<&str>| -> Result<u64, CommandError> {
+            parse_unsigned(token, u64::MAX)
+                .map_err(|problem| CommandError::GoValue { arg, problem })
+        };
+        let positive = |token: Option<&str>, max: u64| -> Result<u64, CommandError> {
+            match parse_unsigned(token, max) {
+                Ok(0) => Err(CommandError::GoValue {
+                    arg,
+                    problem: NumberProblem::Zero,
+                }),
+                Ok(n) => Ok(n),
+                Err(problem) => Err(CommandError::GoValue { arg, problem }),
+            }
+        };
+        let positive_u32 = |token: Option<&str>| -> Result<u32, CommandError> {
+            positive(token, u64::from(u32::MAX)).map(to_u32)
+        };
+        let clock = |token: Option<&str>| -> Result<u64, CommandError> {
+            parse_clock(token).map_err(|problem| CommandError::GoValue { arg, problem })
+        };
+        match field {
+            GoField::WTime => params.wtime = Some(clock(tokens.next())?),
+            GoField::BTime => params.btime = Some(clock(tokens.next())?),
+            GoField::WInc => params.winc = Some(clock(tokens.next())?),
+            GoField::BInc => params.binc = Some(clock(tokens.next())?),
+            GoField::MovesToGo => params.movestogo = Some(positive_u32(tokens.next())?),
+            GoField::MoveTime => params.movetime = Some(value(tokens.next())?),
+            GoField::Depth => params.depth = Some(positive_u32(tokens.next())?),
+            GoField::Nodes => params.nodes = Some(positive(tokens.next(), u64::MAX)?),
+            GoField::Mate => params.mate = Some(positive_u32(tokens.next())?),
+            GoField::Infinite => params.infinite = true,
+            GoField::Ponder => params.ponder = true,
+            GoField::SearchMoves => {
+                while let Some(&next) = tokens.peek() {
+                    if go_keyword(next).is_some() {
+                        break;
+                    }
+                    params.searchmoves.push(next.to_string());
+                    tokens.next();
+                }
+                if params.searchmoves.is_empty() {
+                    return Err(CommandError::SearchMovesEmpty);
+                }
+            }
+            GoField::Perft => params.perft = Some(parse_perft_depth("go perft", tokens.next())?),
+        }
+    }
+    if params.perft.is_some() && seen.len() > 1 {
+        return Err(CommandError::PerftCombined);
+    }
+    Ok(params)
+}
+
+/// Narrows a value already checked against `u32::MAX`.
+fn to_u32(n: u64) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+/// Splits a token into (is negative, digits) if it is an optionally signed decimal integer.
+fn split_sign(token: &str) -> Option<(bool, &str)> {
+    let (negative, digits) = match token.as_bytes().first() {
+        Some(b'-') => (true, &token[1..]),
+        Some(b'+') => (false, &token[1..]),
+        _ => (false, token),
+    };
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some((negative, digits))
+}
+
+/// Parses a non-negative decimal integer not above `max`.
+fn parse_unsigned(token: Option<&str>, max: u64) -> Result<u64, NumberProblem> {
+    let token = token.ok_or(NumberProblem::Missing)?;
+    let (negative, digits) =
+        split_sign(token).ok_or_else(|| NumberProblem::NotANumber(clip(token)))?;
+    let too_large = || NumberProblem::TooLarge {
+        token: clip(token),
+        max,
+    };
+    let n = digits.parse::<u64>().map_err(|_| too_large())?;
+    if negative && n != 0 {
+        return Err(NumberProblem::Negative(clip(token)));
+    }
+    if n > max {
+        return Err(too_large());
+    }
+    Ok(n)
+}
+
+/// Parses a clock or increment: any negative value, however large, becomes 0.
+fn parse_clock(token: Option<&str>) -> Result<u64, NumberProblem> {
+    let raw = token.ok_or(NumberProblem::Missing)?;
+    match split_sign(raw) {
+        Some((true, _)) => Ok(0),
+        Some((false, _)) => parse_unsigned(token, u64::MAX),
+        None => Err(NumberProblem::NotANumber(clip(raw))),
+    }
+}
+
+/// Parses a perft depth within `MIN_PERFT_DEPTH..=MAX_PERFT_DEPTH`.
+fn parse_perft_depth(command: &'static str, token: Option<&str>) -> Result<u32, CommandError> {
+    let Some(raw) = token else {
+        return Err(CommandError::PerftDepthInvalid { command, got: None });
+    };
+    if split_sign(raw).is_none() {
+        return Err(CommandError::PerftDepthInvalid {
+            command,
+            got: Some(clip(raw)),
+        });
+    }
+    match raw.parse::<i64>() {
+        Ok(n) if (i64::from(MIN_PERFT_DEPTH)..=i64::from(MAX_PERFT_DEPTH)).contains(&n) => {
+            Ok(u32::try_from(n).unwrap_or(MAX_PERFT_DEPTH))
+        }
+        _ => Err(CommandError::PerftDepthOutOfRange {
+            command,
+            got: clip(raw),
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ok(line: &str) -> Command {
+        match parse_command(line) {
+            Ok(Some(c)) => c,
+            other => panic!("expected a command from {line:?}, got {other:?}"),
+        }
+    }
+
+    fn go(line: &str) -> GoParams {
+        match ok(line) {
+            Command::Go(p) => p,
+            other => panic!("expected go from {line:?}, got {other:?}"),
+        }
+    }
+
+    fn err(line: &str) -> String {
+        match parse_command(line) {
+            Err(e) => e.to_string(),
+            other => panic!("expected an error from {line:?}, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn blank_lines_are_not_commands() {
+        for line in ["", " ", "\t", "   \t  ", "\n", "\r\n", " \u{a0} "] {
+            assert_eq!(parse_command(line), Ok(None), "{line:?}");
+        }
+    }
+
+    #[test]
+    fn simple_commands() {
+        let cases = [
+            ("uci", Command::Uci),
+            ("ugi", Command::Ugi),
+            ("isready", Command::IsReady),
+            ("ucinewgame", Command::NewGame),
+            ("uginewgame", Command::NewGame),
+            ("stop", Command::Stop),
+            ("ponderhit", Command::PonderHit),
+            ("quit", Command::Quit),
+            ("d", Command::Display),
+            ("eval", Command::Eval),
+            ("moves", Command::Moves),
+            ("status", Command::Status),
+            ("  \t isready \r\n", Command::IsReady),
+            ("query gameover", Command::Query(QueryKind::GameOver)),
+            ("query p1turn", Command::Query(QueryKind::P1Turn)),
+            ("query   result ", Command::Query(QueryKind::Result)),
+            ("perft 1", Command::Perft { depth: 1 }),
+            ("perft 20", Command::Perft { depth: 20 }),
+            ("perft +5", Command::Perft { depth: 5 }),
+            ("perft 005", Command::Perft { depth: 5 }),
+        ];
+        for (line, expected) in cases {
+            assert_eq!(ok(line), expected, "{line:?}");
+        }
+    }
+
+    #[test]
+    fn setoption_lines() {
+        assert_eq!(
+            ok("setoption name Hash value 128"),
+            Command::SetOption {
+                name: "Hash".into(),
+                value: Some("128".into())
+            }
+        );
+        assert_eq!(
+            ok("setoption   name  Move   Overhead\tvalue  50 "),
+            Command::SetOption {
+                name: "Move Overhead".into(),
+                value: Some("50".into())
+            }
+        );
+        assert_eq!(
+            ok("setoption name Clear Hash"),
+            Command::SetOption {
+                name: "Clear Hash".into(),
+                value: None
+            }
+        );
+        assert_eq!(
+            ok("setoption name some option value two  words"),
+            Command::SetOption {
+                name: "some option".into(),
+                value: Some("two words".into())
+            }
+        );
+        // Only the first `value` separates name and value.
+        assert_eq!(
+            ok("setoption name x value value"),
+            Command::SetOption {
+                name: "x".into(),
+                value: Some("value".into())
+            }
+        );
+    }
+
+    #[test]
+    fn position_lines() {
+        assert_eq!(
+            ok("position startpos"),
+            Command::Position {
+                fen: None,
+                moves: vec![]
+            }
+        );
+        assert_eq!(
+            ok("position startpos moves"),
+            Command::Position {
+                fen: None,
+                moves: vec![]
+            }
+        );
+        assert_eq!(
+            ok("position startpos moves f1f2  b1c2\tf11f10"),
+            Command::Position {
+                fen: None,
+                moves: vec!["f1f2".into(), "b1c2".into(), "f11f10".into()]
+            }
+        );
+        assert_eq!(
+            ok("position fen   q1G1g1/6G/G7/9/g8g/11/G8G/9/7g/g6/1G1g1Q \t w   1"),
+            Command::Position {
+                fen: Some("q1G1g1/6G/G7/9/g8g/11/G8G/9/7g/g6/1G1g1Q w 1".into()),
+                moves: vec![]
+            }
+        );
+        assert_eq!(
+            ok("position fen 6/7/8/9/10/11/10/9/8/7/6 b moves e7a6"),
+            Command::Position {
+                fen: Some("6/7/8/9/10/11/10/9/8/7/6 b".into()),
+                moves: vec!["e7a6".into()]
+            }
+        );
+        // The parser does not judge FEN contents or moves.
+        assert_eq!(
+            ok("position fen garbage moves zz"),
+            Command::Position {
+                fen: Some("garbage".into()),
+                moves: vec!["zz".into()]
+            }
+        );
+    }
+
+    #[test]
+    fn go_plain_and_flags() {
+        assert_eq!(go("go"), GoParams::default());
+        let p = go("go infinite");
+        assert!(p.infinite && !p.ponder);
+        let p = go("go ponder wtime 1000 btime 2000");
+        assert!(p.ponder);
+        assert_eq!((p.wtime, p.btime), (Some(1000), Some(2000)));
+    }
+
+    #[test]
+    fn go_any_order() {
+        let a = go("go wtime 60000 btime 50000 winc 1000 binc 900 movestogo 20");
+        let b = go("go movestogo 20 binc 900 winc 1000 btime 50000 wtime 60000");
+        let c = go("go   binc 900\twtime 60000  movestogo 20 btime 50000 winc 1000  ");
+        assert_eq!(a, b);
+        assert_eq!(a, c);
+        assert_eq!(a.wtime, Some(60000));
+        assert_eq!(a.btime, Some(50000));
+        assert_eq!(a.winc, Some(1000));
+        assert_eq!(a.binc, Some(900));
+        assert_eq!(a.movestogo, Some(20));
+
+        let p = go("go nodes 5000 depth 7 movetime 250 mate 3");
+        assert_eq!(p.nodes, Some(5000));
+        assert_eq!(p.depth, Some(7));
+        assert_eq!(p.movetime, Some(250));
+        assert_eq!(p.mate, Some(3));
+        assert!(p.searchmoves.is_empty());
+        assert_eq!(p.perft, None);
+    }
+
+    #[test]
+    fn go_ugi_aliases() {
+        let ugi = go("go p1time 1000 p2time 900 p1inc 10 p2inc 20");
+        let uci = go("go wtime 1000 btime 900 winc 10 binc 20");
+        assert_eq!(ugi, uci);
+        let mixed = go("go p2inc 20 winc 10 p2time 900 wtime 1000");
+        assert_eq!(mixed, uci);
+    }
+
+    #[test]
+    fn go_negative_clocks_clamp() {
+        let p = go("go wtime -150 btime -99999999999999999999999999 winc -1 binc -0");
+        assert_eq!(p.wtime, Some(0));
+        assert_eq!(p.btime, Some(0));
+        assert_eq!(p.winc, Some(0));
+        assert_eq!(p.binc, Some(0));
+        let p = go("go p1time -5 p2time +7");
+        assert_eq!((p.wtime, p.btime), (Some(0), Some(7)));
+    }
+
+    #[test]
+    fn go_extremes() {
+        let p = go("go wtime 18446744073709551615 nodes 18446744073709551615 depth 4294967295");
+        assert_eq!(p.wtime, Some(u64::MAX));
+        assert_eq!(p.nodes, Some(u64::MAX));
+        assert_eq!(p.depth, Some(u32::MAX));
+        let p = go("go movetime 0");
+        assert_eq!(p.movetime, Some(0));
+    }
+
+    #[test]
+    fn go_searchmoves() {
+        let p = go("go searchmoves f1f2 b1c2 depth 5");
+        assert_eq!(p.searchmoves, vec!["f1f2".to_string(), "b1c2".to_string()]);
+        assert_eq!(p.depth, Some(5));
+        let p = go("go depth 5 infinite searchmoves f1f2");
+        assert_eq!(p.searchmoves, vec!["f1f2".to_string()]);
+        assert!(p.infinite);
+        let p = go("go searchmoves e7a6 ponder p1time 10");
+        assert_eq!(p.searchmoves, vec!["e7a6".to_string()]);
+        assert!(p.ponder);
+        assert_eq!(p.wtime, Some(10));
+    }
+
+    #[test]
+    fn go_perft() {
+        let p = go("go perft 4");
+        assert_eq!(p.perft, Some(4));
+        assert_eq!(
+            GoParams {
+                perft: None,
+                ..p.clone()
+            },
+            GoParams::default()
+        );
+    }
+
+    #[test]
+    #[allow(clippy::too_many_lines)]
+    fn bad_lines_give_the_expected_messages() {
+        let cases: &[(&str, &str)] = &[
+            // unknown commands
+            ("foo", "unknown command 'foo'"),
+            ("UCI", "unknown command 'UCI'"),
+            ("Go depth 3", "unknown command 'Go'"),
+            ("position-startpos", "unknown command 'position-startpos'"),
+            ("bestmove f1f2", "unknown command 'bestmove'"),
+            ("debug on", "unknown command 'debug'"),
+            // surplus arguments
+            ("uci now", "unexpected 'now' after 'uci'"),
+            ("ugi x", "unexpected 'x' after 'ugi'"),
+            ("isready please", "unexpected 'please' after 'isready'"),
+            ("quit 0", "unexpected '0' after 'quit'"),
+            ("stop it", "unexpected 'it' after 'stop'"),
+            ("d 2", "unexpected '2' after 'd'"),
+            ("moves f1f2", "unexpected 'f1f2' after 'moves'"),
+            ("ucinewgame x", "unexpected 'x' after 'ucinewgame'"),
+            ("status now", "unexpected 'now' after 'status'"),
+            ("perft 3 4", "unexpected '4' after 'perft'"),
+            ("query result now", "unexpected 'now' after 'query'"),
+            // setoption
+            ("setoption", "'setoption' needs 'name', got nothing"),
+            (
+                "setoption Hash value 3",
+                "'setoption' needs 'name', got 'Hash'",
+            ),
+            ("setoption name", "'setoption name' needs an option name"),
+            (
+                "setoption name value 3",
+                "'setoption name' needs an option name",
+            ),
+            (
+                "setoption name Hash value",
+                "has 'value' but no value after it",
+            ),
+            (
+                "setoption name Hash value   ",
+                "has 'value' but no value after it",
+            ),
+            // position
+            (
+                "position",
+                "'position' needs 'startpos' or 'fen', got nothing",
+            ),
+            (
+                "position moves f1f2",
+                "'position' needs 'startpos' or 'fen', got 'moves'",
+            ),
+            (
+                "position start",
+                "'position' needs 'startpos' or 'fen', got 'start'",
+            ),
+            ("position fen", "FEN missing"),
+            ("position fen moves f1f2", "FEN missing"),
+            (
+                "position startpos f1f2",
+                "unexpected 'f1f2' after 'position startpos'",
+            ),
+            (
+                "position startpos moves f1f2 moves f2f3",
+                "'moves' appears twice",
+            ),
+            ("position fen x w moves a moves b", "'moves' appears twice"),
+            // go numbers
+            ("go depth", "'go depth' needs a number, got nothing"),
+            ("go depth abc", "'go depth' needs a number, got 'abc'"),
+            (
+                "go depth movetime 100",
+                "'go depth' needs a number, got 'movetime'",
+            ),
+            (
+                "go depth 0",
+                "bad 'go depth' value: got '0', which is below the minimum of 1",
+            ),
+            (
+                "go depth -3",
+                "bad 'go depth' value: got '-3', which is negative",
+            ),
+            ("go depth 4294967296", "too large (maximum 4294967295)"),
+            ("go depth 3.5", "'go depth' needs a number, got '3.5'"),
+            (
+                "go nodes 99999999999999999999999",
+                "too large (maximum 18446744073709551615)",
+            ),
+            ("go nodes 0", "bad 'go nodes' value"),
+            ("go nodes 1e6", "'go nodes' needs a number, got '1e6'"),
+            ("go movetime", "'go movetime' needs a number, got nothing"),
+            ("go movetime -1", "which is negative"),
+            ("go movestogo 0", "bad 'go movestogo' value"),
+            ("go mate", "'go mate' needs a number"),
+            ("go mate 0", "bad 'go mate' value"),
+            ("go wtime", "'go wtime' needs a number, got nothing"),
+            ("go wtime x", "'go wtime' needs a number, got 'x'"),
+            ("go wtime 99999999999999999999", "too large"),
+            ("go btime --5", "'go btime' needs a number, got '--5'"),
+            ("go winc -", "'go winc' needs a number, got '-'"),
+            ("go binc +", "'go binc' needs a number, got '+'"),
+            ("go p1time ten", "'go p1time' needs a number, got 'ten'"),
+            ("go p2inc", "'go p2inc' needs a number, got nothing"),
+            // go structure
+            ("go depth 3 depth 4", "duplicate go argument 'depth'"),
+            (
+                "go wtime 1 p1time 2",
+                "duplicate go argument 'p1time' (same as 'wtime'",
+            ),
+            (
+                "go p2inc 1 binc 2",
+                "duplicate go argument 'binc' (same as 'p2inc'",
+            ),
+            ("go infinite infinite", "duplicate go argument 'infinite'"),
+            ("go ponder depth 2 ponder", "duplicate go argument 'ponder'"),
+            (
+                "go searchmoves f1f2 depth 2 searchmoves b1c2",
+                "duplicate go argument 'searchmoves'",
+            ),
+            ("go searchmoves", "'go searchmoves' needs at least one move"),
+            (
+                "go searchmoves depth 3",
+                "'go searchmoves' needs at least one move",
+            ),
+            ("go fast", "unknown go argument 'fast'"),
+            ("go depth 3 5", "unknown go argument '5'"),
+            ("go Depth 3", "unknown go argument 'Depth'"),
+            ("go p3time 100", "unknown go argument 'p3time'"),
+            // perft
+            ("perft", "'perft' needs a depth from 1 to 20, got nothing"),
+            ("perft x", "'perft' needs a depth from 1 to 20, got 'x'"),
+            ("perft 0", "perft depth out of range (1..=20), got 0"),
+            ("perft 21", "perft depth out of range (1..=20), got 21"),
+            ("perft -1", "perft depth out of range (1..=20), got -1"),
+            (
+                "perft 99999999999999999999999999",
+                "perft depth out of range",
+            ),
+            (
+                "go perft",
+                "'go perft' needs a depth from 1 to 20, got nothing",
+            ),
+            (
+                "go perft 25",
+                "'go perft': perft depth out of range (1..=20), got 25",
+            ),
+            ("go perft 3 depth 2", "'go perft' cannot be combined"),
+            ("go infinite perft 3", "'go perft' cannot be combined"),
+            ("go perft 3 perft 4", "duplicate go argument 'perft'"),
+            // query
+            (
+                "query",
+                "'query' needs one of 'gameover', 'p1turn', 'result', got nothing",
+            ),
+            ("query p2turn", "unknown query 'p2turn'"),
+            ("query GameOver", "unknown query 'GameOver'"),
+        ];
+        assert!(cases.len() >= 40);
+        for (line, fragment) in cases {
+            let message = err(line);
+            assert!(
+                message.contains(fragment),
+                "{line:?}: message {message:?} lacks {fragment:?}"
+            );
+            assert!(!message.contains('\n'), "{line:?}: multi-line message");
+        }
+    }
+
+    #[test]
+    fn long_tokens_are_shortened_in_messages() {
+        let long = "x".repeat(10_000);
+        let message = err(&long);
+        assert!(message.len() < 100, "{message}");
+        assert!(message.contains("..."));
+        let message = err(&format!("go depth {long}"));
+        assert!(message.len() < 120, "{message}");
+        // Multi-byte characters are never cut in the middle.
+        let wide = "é".repeat(100);
+        let message = err(&wide);
+        assert!(message.starts_with("unknown command 'éé"));
+    }
+
+    #[test]
+    fn control_characters_are_escaped() {
+        let message = err("fo\u{1}o");
+        assert_eq!(message, "unknown command 'fo\\u{1}o'");
+        let message = err("go depth \u{7}");
+        assert!(message.contains("\\u{7}"), "{message}");
+    }
+
+    #[test]
+    fn line_length_limit() {
+        let at_limit = format!("go{}", " ".repeat(MAX_LINE_BYTES - 2));
+        assert_eq!(at_limit.len(), MAX_LINE_BYTES);
+        assert_eq!(
+            parse_command(&at_limit),
+            Ok(Some(Command::Go(GoParams::default())))
+        );
+        let over = format!("{at_limit} ");
+        let message = err(&over);
+        assert!(message.starts_with("line too long"), "{message}");
+        // End-of-line characters do not count.
+        let with_newline = format!("{at_limit}\r\n");
+        assert!(parse_command(&with_newline).is_ok());
+    }
+
+    #[test]
+    fn errors_keep_their_structure() {
+        assert_eq!(
+            parse_command("go wtime 5 p1time 6"),
+            Err(CommandError::GoDuplicate {
+                arg: "p1time",
+                first: "wtime"
+            })
+        );
+        assert_eq!(
+            parse_command("go depth x"),
+            Err(CommandError::GoValue {
+                arg: "depth",
+                problem: NumberProblem::NotANumber("x".into())
+            })
+        );
+        assert_eq!(parse_command("position fen"), Err(CommandError::FenMissing));
+    }
+
+    /// A tiny deterministic generator, so the no-panic test needs no dependency.
+    struct Lcg(u64);
+
+    impl Lcg {
+        fn step(&mut self) -> u64 {
+            self.0 = self
+                .0
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            self.0 >> 33
+        }
+
+        fn below(&mut self, n: usize) -> usize {
+            let n = u64::try_from(n).unwrap_or(u64::MAX);
+            usize::try_from(self.step() % n).unwrap_or(0)
+        }
+
+        fn byte(&mut self) -> u8 {
+            self.step().to_le_bytes()[0]
+        }
+    }
+
+    #[test]
+    fn never_panics_on_random_token_soup() {
+        let vocabulary = [
+            "go",
+            "position",
+            "setoption",
+            "name",
+            "value",
+            "perft",
+            "query",
+            "fen",
+            "startpos",
+            "moves",
+            "wtime",
+            "btime",
+            "winc",
+            "binc",
+            "p1time",
+            "p2time",
+            "p1inc",
+            "p2inc",
+            "movestogo",
+            "movetime",
+            "depth",
+            "nodes",
+            "mate",
+            "infinite",
+            "ponder",
+            "searchmoves",
+            "uci",
+            "ugi",
+            "isready",
+            "stop",
+            "quit",
+            "0",
+            "1",
+            "-1",
+            "20",
+            "21",
+            "-",
+            "+",
+            "+0",
+            "99999999999999999999999999999",
+            "-99999999999999999999999",
+            "18446744073709551616",
+            "4294967296",
+            "f1f2",
+            "é",
+            "\u{0}",
+            "\t",
+            " ",
+            "gameover",
+            "p1turn",
+            "result",
+            "d",
+            "eval",
+            "status",
+            "w",
+            "b",
+        ];
+        let mut rng = Lcg(0x5eed);
+        for _ in 0..20_000 {
+            let len = rng.below(9);
+            let mut line = String::new();
+            for i in 0..len {
+                if i > 0 {
+                    line.push(' ');
+                }
+                line.push_str(vocabulary[rng.below(vocabulary.len())]);
+            }
+            if let Err(e) = parse_command(&line) {
+                let text = e.to_string();
+                assert!(!text.is_empty());
+                assert!(!text.contains('\n'));
+            }
+        }
+        // Raw bytes, decoded lossily, including odd Unicode.
+        for _ in 0..5_000 {
+            let len = rng.below(40);
+            let bytes: Vec<u8> = (0..len).map(|_| rng.byte()).collect();
+            let line = String::from_utf8_lossy(&bytes);
+            let _ = parse_command(&line);
+        }
+    }
+}

@@ -1,0 +1,198 @@
+//! A game: a start position plus the moves played, which is what the
+//! repetition rule needs, and the verdict on how (or whether) it has ended.
+
+use super::movegen::count_legal;
+use super::notation::{MoveError, parse_move};
+use super::position::{Color, FormationOutcome, Move, Position};
+use std::fmt;
+
+/// Why a game ended.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Termination {
+    /// The winner's queen sits on the throne inside six of its guards.
+    Formation,
+    /// The loser surrounded the throne with guards while its queen was away.
+    Forfeit,
+    /// The same position stood for the third time.
+    Repetition,
+    /// The loser, to move, had no legal move.
+    NoMoves,
+}
+
+impl Termination {
+    /// A one-word name used by the protocol and the records.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Termination::Formation => "formation",
+            Termination::Forfeit => "forfeit",
+            Termination::Repetition => "repetition",
+            Termination::NoMoves => "no-moves",
+        }
+    }
+}
+
+/// The state of a game.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum GameResult {
+    /// Still being played.
+    Ongoing,
+    /// Won by `winner` for `reason`.
+    Win {
+        /// Who won.
+        winner: Color,
+        /// How.
+        reason: Termination,
+    },
+    /// Drawn (only by repetition).
+    Draw,
+}
+
+impl fmt::Display for GameResult {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            GameResult::Ongoing => write!(f, "ongoing"),
+            GameResult::Win { winner, reason } => write!(f, "{} {}", winner.name(), reason.name()),
+            GameResult::Draw => write!(f, "draw repetition"),
+        }
+    }
+}
+
+/// Judges a single position by the rules that need no history.
+pub fn position_result(position: &Position) -> GameResult {
+    match position.formation_outcome() {
+        Some(FormationOutcome::Won(winner)) => GameResult::Win {
+            winner,
+            reason: Termination::Formation,
+        },
+        Some(FormationOutcome::Forfeited(loser)) => GameResult::Win {
+            winner: !loser,
+            reason: Termination::Forfeit,
+        },
+        None if count_legal(position) == 0 => GameResult::Win {
+            winner: !position.side_to_move(),
+            reason: Termination::NoMoves,
+        },
+        None => GameResult::Ongoing,
+    }
+}
+
+/// A start position and the moves played from it.
+#[derive(Clone, Debug)]
+pub struct Game {
+    start: Position,
+    moves: Vec<Move>,
+    /// Every position of the game, the start included; the last is current.
+    positions: Vec<Position>,
+}
+
+impl Game {
+    /// A game that starts at `start`.
+    pub fn new(start: Position) -> Game {
+        Game {
+            start,
+            moves: Vec::new(),
+            positions: vec![start],
+        }
+    }
+
+    /// The position now.
+    pub fn position(&self) -> &Position {
+        self.positions.last().unwrap_or(&self.start)
+    }
+
+    /// The start position.
+    pub fn start(&self) -> &Position {
+        &self.start
+    }
+
+    /// The moves played so far.
+    pub fn moves(&self) -> &[Move] {
+        &self.moves
+    }
+
+    /// Keys of every position so far, oldest first (for repetition checks).
+    pub fn history_keys(&self) -> impl Iterator<Item = u64> + '_ {
+        self.positions.iter().map(Position::key)
+    }
+
+    /// Plays a move already known to be legal.
+    pub fn play(&mut self, mv: Move) {
+        let next = self.position().make_move(mv);
+        self.moves.push(mv);
+        self.positions.push(next);
+    }
+
+    /// Parses and plays a move given as text; the game is unchanged on error.
+    pub fn play_text(&mut self, text: &str) -> Result<Move, MoveError> {
+        let mv = parse_move(self.position(), text)?;
+        self.play(mv);
+        Ok(mv)
+    }
+
+    /// How many times the current position has stood so far, itself included.
+    pub fn repetitions(&self) -> usize {
+        let key = self.position().key();
+        let current = self.position();
+        self.positions
+            .iter()
+            .filter(|p| p.key() == key && same_board(p, current))
+            .count()
+    }
+
+    /// The verdict, applying the end-of-game tests in the order of the rules.
+    pub fn result(&self) -> GameResult {
+        if let Some(outcome) = self.position().formation_outcome() {
+            return match outcome {
+                FormationOutcome::Won(winner) => GameResult::Win {
+                    winner,
+                    reason: Termination::Formation,
+                },
+                FormationOutcome::Forfeited(loser) => GameResult::Win {
+                    winner: !loser,
+                    reason: Termination::Forfeit,
+                },
+            };
+        }
+        if self.repetitions() >= 3 {
+            return GameResult::Draw;
+        }
+        position_result(self.position())
+    }
+}
+
+/// Whether two positions have the same content and side to move, ignoring
+/// the move number.
+fn same_board(a: &Position, b: &Position) -> bool {
+    a.side_to_move() == b.side_to_move()
+        && a.pieces(Color::White) == b.pieces(Color::White)
+        && a.pieces(Color::Black) == b.pieces(Color::Black)
+        && a.queens() == b.queens()
+        && a.captured(Color::White) == b.captured(Color::White)
+        && a.captured(Color::Black) == b.captured(Color::Black)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::notation::{START_FEN, parse_fen};
+
+    #[test]
+    fn shuffling_back_and_forth_draws_on_the_third_occurrence() {
+        let mut game = Game::new(parse_fen(START_FEN).unwrap());
+        let cycle = ["f1e1", "f11g11", "e1f1", "g11f11"];
+        for (index, text) in cycle.iter().chain(cycle.iter()).enumerate() {
+            assert_eq!(game.result(), GameResult::Ongoing, "before move {index}");
+            game.play_text(text)
+                .unwrap_or_else(|e| panic!("{text}: {e}"));
+        }
+        assert_eq!(game.repetitions(), 3);
+        assert_eq!(game.result(), GameResult::Draw);
+    }
+
+    #[test]
+    fn illegal_text_leaves_the_game_unchanged() {
+        let mut game = Game::new(parse_fen(START_FEN).unwrap());
+        assert!(game.play_text("f1f3").is_err());
+        assert!(game.moves().is_empty());
+    }
+}

@@ -1,0 +1,155 @@
+//! Legal move generation: relocations of captured pieces when any are
+//! waiting, otherwise steps, never onto a cell between two active enemies.
+
+use super::geometry::{
+    Bitboard, Cell, Direction, OUTER_RING, STEP_SOURCES, STEP_TARGETS, THRONE, cells_of,
+    sandwiched_by, shift,
+};
+use super::position::{Move, Position};
+
+/// More than the most moves any position can have (six captured guards
+/// with thirty outer cells each is 180).
+pub const MAX_MOVES: usize = 256;
+
+/// A fixed-capacity list of moves that never allocates.
+#[derive(Clone)]
+pub struct MoveList {
+    moves: [Move; MAX_MOVES],
+    len: usize,
+}
+
+impl Default for MoveList {
+    fn default() -> Self {
+        MoveList {
+            moves: [Move::new(Cell::THRONE, Cell::THRONE); MAX_MOVES],
+            len: 0,
+        }
+    }
+}
+
+impl MoveList {
+    #[inline(always)]
+    fn push(&mut self, mv: Move) {
+        self.moves[self.len] = mv;
+        self.len += 1;
+    }
+
+    /// The moves as a slice.
+    pub fn as_slice(&self) -> &[Move] {
+        &self.moves[..self.len]
+    }
+
+    /// The moves as a mutable slice (for ordering).
+    pub fn as_mut_slice(&mut self) -> &mut [Move] {
+        &mut self.moves[..self.len]
+    }
+
+    /// How many moves.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Iterates the moves.
+    pub fn iter(&self) -> std::slice::Iter<'_, Move> {
+        self.as_slice().iter()
+    }
+}
+
+impl<'a> IntoIterator for &'a MoveList {
+    type Item = &'a Move;
+    type IntoIter = std::slice::Iter<'a, Move>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+/// Cells the side to move may not end a move on: between two active enemies.
+#[inline(always)]
+pub fn forbidden_cells(position: &Position) -> Bitboard {
+    sandwiched_by(position.active(!position.side_to_move()))
+}
+
+/// The cells a relocation of the side to move may use, and the pieces that
+/// may be relocated; `None` when nothing of ours is captured.
+#[inline(always)]
+fn relocation(position: &Position, allowed: Bitboard) -> Option<(Bitboard, Bitboard)> {
+    let captured = position.captured(position.side_to_move());
+    if captured == 0 {
+        return None;
+    }
+    let queen = captured & position.queens();
+    Some(if queen != 0 {
+        (queen, allowed)
+    } else {
+        (captured, allowed & OUTER_RING)
+    })
+}
+
+/// Appends every legal move of `position` to `list`.
+pub fn generate_legal(position: &Position, list: &mut MoveList) {
+    if position.formation_outcome().is_some() {
+        return;
+    }
+    let us = position.side_to_move();
+    let allowed = position.empty_cells() & !forbidden_cells(position);
+    if let Some((movers, targets)) = relocation(position, allowed) {
+        for from in cells_of(movers) {
+            for to in cells_of(targets) {
+                list.push(Move::new(from, to));
+            }
+        }
+        return;
+    }
+    let active = position.active(us);
+    let guards = active & !position.queens();
+    for (index, direction) in Direction::ALL.iter().enumerate() {
+        let targets = shift(guards & STEP_SOURCES[index], *direction) & allowed & !THRONE;
+        for to in cells_of(targets) {
+            let from_index = to.index() as i32 - direction.offset();
+            if let Some(from) = Cell::from_index(from_index as u8) {
+                list.push(Move::new(from, to));
+            }
+        }
+    }
+    for from in cells_of(active & position.queens()) {
+        for to in cells_of(STEP_TARGETS[from.index()] & allowed) {
+            list.push(Move::new(from, to));
+        }
+    }
+}
+
+/// The legal moves of `position` as a new list.
+pub fn legal_moves(position: &Position) -> MoveList {
+    let mut list = MoveList::default();
+    generate_legal(position, &mut list);
+    list
+}
+
+/// The number of legal moves, without listing them (perft's last ply).
+#[inline]
+pub fn count_legal(position: &Position) -> u64 {
+    if position.formation_outcome().is_some() {
+        return 0;
+    }
+    let us = position.side_to_move();
+    let allowed = position.empty_cells() & !forbidden_cells(position);
+    if let Some((movers, targets)) = relocation(position, allowed) {
+        return u64::from(movers.count_ones()) * u64::from(targets.count_ones());
+    }
+    let active = position.active(us);
+    let guards = active & !position.queens();
+    let mut count = 0;
+    for (index, direction) in Direction::ALL.iter().enumerate() {
+        let targets = shift(guards & STEP_SOURCES[index], *direction) & allowed & !THRONE;
+        count += u64::from(targets.count_ones());
+    }
+    for from in cells_of(active & position.queens()) {
+        count += u64::from((STEP_TARGETS[from.index()] & allowed).count_ones());
+    }
+    count
+}

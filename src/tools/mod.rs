@@ -1,0 +1,3 @@
+//! Tools built on the rules and the engine: perft, and more to come.
+
+pub mod perft;

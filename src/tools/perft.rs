@@ -1,0 +1,54 @@
+//! The `perft` subcommand: counts per depth with timing, or a divide.
+
+use crate::rules::Position;
+use crate::rules::perft::perft_divide;
+use std::io::{self, Write};
+use std::time::Instant;
+
+/// Writes the divide lines (`<move>: <count>`, a blank line, the total) and
+/// returns the total.
+pub fn write_divide(
+    out: &mut impl Write,
+    position: &Position,
+    depth: u32,
+    threads: usize,
+) -> io::Result<u64> {
+    let counts = perft_divide(position, depth, threads);
+    for (mv, count) in &counts {
+        writeln!(out, "{mv}: {count}")?;
+    }
+    let total = counts.iter().map(|(_, count)| count).sum();
+    writeln!(out)?;
+    writeln!(out, "Nodes searched: {total}")?;
+    out.flush()?;
+    Ok(total)
+}
+
+/// Counts every depth from 1 to `depth`, one line each with time and speed.
+pub fn write_perft_table(
+    out: &mut impl Write,
+    position: &Position,
+    depth: u32,
+    threads: usize,
+) -> io::Result<()> {
+    for current in 1..=depth {
+        let started = Instant::now();
+        let nodes: u64 = perft_divide(position, current, threads)
+            .iter()
+            .map(|(_, count)| count)
+            .sum();
+        let seconds = started.elapsed().as_secs_f64();
+        let nps = if seconds > 0.0 {
+            nodes as f64 / seconds
+        } else {
+            0.0
+        };
+        writeln!(
+            out,
+            "perft {current}: {nodes} nodes in {seconds:.3} s ({:.1} Mnps)",
+            nps / 1e6
+        )?;
+        out.flush()?;
+    }
+    Ok(())
+}
