@@ -1,4 +1,5 @@
 //! agon: an engine, referee and toolbox for the board game Agon.
 
 pub mod rules;
+pub mod search;
 pub mod tools;
