@@ -33,6 +33,12 @@ enum Command {
         #[arg(long, default_value_t = 1)]
         threads: usize,
     },
+    /// Search a fixed set of positions to a fixed depth: node count and speed.
+    Bench {
+        /// Depth in plies.
+        #[arg(default_value_t = agon::tools::bench::DEFAULT_DEPTH)]
+        depth: u32,
+    },
 }
 
 fn main() -> ExitCode {
@@ -47,6 +53,10 @@ fn main() -> ExitCode {
             divide,
             threads,
         }) => run_perft(depth, fen.as_deref(), divide, threads),
+        Some(Command::Bench { depth }) => {
+            agon::tools::bench::run_bench(&mut io::stdout().lock(), depth)
+                .map_err(|e| e.to_string())
+        }
         None => Err("the protocol loop is not built yet".to_string()),
     };
     match outcome {

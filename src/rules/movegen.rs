@@ -28,10 +28,16 @@ impl Default for MoveList {
 }
 
 impl MoveList {
+    /// Appends a move (the list must not be full).
     #[inline(always)]
-    fn push(&mut self, mv: Move) {
+    pub fn push(&mut self, mv: Move) {
         self.moves[self.len] = mv;
         self.len += 1;
+    }
+
+    /// Keeps only the first `len` moves.
+    pub fn truncate(&mut self, len: usize) {
+        self.len = self.len.min(len);
     }
 
     /// The moves as a slice.

@@ -1,25 +1,280 @@
-//! Static evaluation: a score for the side to move from the board alone.
+//! Static evaluation: a score for the side to move from the board alone,
+//! built from terms that come from the game (material, the race of queen
+//! and guards to the throne, the formation, blockers, capture chances and
+//! mobility), every weight in [`WEIGHTS`].
 
+use crate::rules::geometry::{
+    Bitboard, Direction, RINGS, STEP_SOURCES, STEP_TARGETS, THRONE, THRONE_RING, cells_of,
+    sandwiched_by, shift,
+};
 use crate::rules::{Color, Position};
+
+/// Every weight of the evaluation, in hundredths of a guard.
+#[derive(Clone, Copy, Debug)]
+pub struct Weights {
+    /// An active guard.
+    pub guard: i32,
+    /// An active queen.
+    pub queen: i32,
+    /// Each captured piece still waiting for relocation, on top of the
+    /// material it no longer counts for (it costs a turn).
+    pub captured_waiting: i32,
+    /// The active queen by ring, throne first.
+    pub queen_ring: [i32; 6],
+    /// Each active guard by ring (ring 0 never holds a guard).
+    pub guard_ring: [i32; 6],
+    /// By the number of own active guards next to the throne.
+    pub formation: [i32; 7],
+    /// Added to `formation` while the own queen sits active on the throne.
+    pub formation_with_queen: [i32; 7],
+    /// Five guards around an empty-of-queen throne: the sixth may never
+    /// enter, and the queen must come first.
+    pub forfeit_danger: i32,
+    /// Each active enemy piece parked next to the throne, blocking the own
+    /// formation.
+    pub enemy_parked: i32,
+    /// Each empty cell the side to move could step to and capture.
+    pub capture_chance_to_move: i32,
+    /// The same for the side that just moved (it must wait a turn).
+    pub capture_chance_waiting: i32,
+    /// The side not to move could complete the formation next turn.
+    pub win_threat_waiting: i32,
+    /// Each step the pieces could make.
+    pub mobility: i32,
+    /// Having the move.
+    pub tempo: i32,
+}
+
+/// The weights in use.
+pub const WEIGHTS: Weights = Weights {
+    guard: 100,
+    queen: 300,
+    captured_waiting: -40,
+    queen_ring: [260, 130, 85, 45, 20, 0],
+    guard_ring: [0, 60, 40, 24, 10, 0],
+    formation: [0, 0, 10, 25, 50, 90, 0],
+    formation_with_queen: [0, 10, 25, 50, 90, 180, 0],
+    forfeit_danger: -60,
+    enemy_parked: -35,
+    capture_chance_to_move: 60,
+    capture_chance_waiting: 15,
+    win_threat_waiting: 200,
+    mobility: 3,
+    tempo: 15,
+};
+
+/// Names of the terms, in the order [`terms`] fills them.
+const TERM_NAMES: [&str; TERM_COUNT] = [
+    "material",
+    "captured waiting",
+    "queen race",
+    "guard race",
+    "formation",
+    "forfeit danger",
+    "enemy parked",
+    "capture chances",
+    "win threat",
+    "mobility",
+    "tempo",
+];
+const TERM_COUNT: usize = 11;
+
+/// Where the pieces of `color` could step (for the mobility and capture
+/// terms): empty cells not between two active enemies.
+fn step_destinations(position: &Position, color: Color) -> Bitboard {
+    let allowed = position.empty_cells() & !sandwiched_by(position.active(!color));
+    let active = position.active(color);
+    let guards = active & !position.queens();
+    let mut reach = 0;
+    for (index, direction) in Direction::ALL.iter().enumerate() {
+        reach |= shift(guards & STEP_SOURCES[index], *direction);
+    }
+    reach &= !THRONE;
+    for queen in cells_of(active & position.queens()) {
+        reach |= STEP_TARGETS[queen.index()];
+    }
+    reach & allowed
+}
+
+/// The cells where a piece of `color` landing would capture: the neighbour
+/// is an active enemy and the cell beyond it an active piece of `color`.
+#[inline(always)]
+pub fn capture_cells(position: &Position, color: Color) -> Bitboard {
+    let ours = position.active(color);
+    let theirs = position.active(!color);
+    let mut cells = 0;
+    for direction in Direction::ALL {
+        cells |= shift(theirs & shift(ours, direction), direction);
+    }
+    cells
+}
+
+/// Whether `color`, if it were to move, could complete the winning formation
+/// with one step: its queen sits active on the throne, five of its guards
+/// stand around it, and an active guard can step into the sixth cell.
+pub fn has_win_threat(position: &Position, color: Color) -> bool {
+    let active = position.active(color);
+    let guards = active & !position.queens();
+    let ring_guards = guards & THRONE_RING;
+    if active & position.queens() & THRONE == 0
+        || ring_guards.count_ones() != 5
+        || position.captured(color) != 0
+    {
+        return false;
+    }
+    let gap = THRONE_RING & !ring_guards;
+    if gap & position.empty_cells() & !sandwiched_by(position.active(!color)) == 0 {
+        return false;
+    }
+    // A guard already next to the throne would only open another gap.
+    let outside = guards & !THRONE_RING;
+    cells_of(gap).any(|cell| STEP_TARGETS_INTO[cell.index()] & outside != 0)
+}
+
+/// For each cell, the cells a guard could step from to reach it (same ring
+/// or one further out).
+const STEP_TARGETS_INTO: [Bitboard; 121] = {
+    let mut table = [0u128; 121];
+    let mut from = 0;
+    while from < 121 {
+        let mut targets = STEP_TARGETS[from];
+        while targets != 0 {
+            let to = targets.trailing_zeros() as usize;
+            targets &= targets - 1;
+            table[to] |= 1u128 << from;
+        }
+        from += 1;
+    }
+    table
+};
+
+/// The terms for one side, from that side's view (larger is better for it).
+fn side_terms(position: &Position, color: Color, to_move: bool) -> [i32; TERM_COUNT] {
+    let w = &WEIGHTS;
+    let active = position.active(color);
+    let guards = active & !position.queens();
+    let queen = active & position.queens();
+    let mut terms = [0; TERM_COUNT];
+
+    terms[0] = w.guard * guards.count_ones() as i32 + w.queen * queen.count_ones() as i32;
+    terms[1] = w.captured_waiting * position.captured(color).count_ones() as i32;
+    for (ring, cells) in RINGS.iter().enumerate() {
+        if queen & cells != 0 {
+            terms[2] = w.queen_ring[ring];
+        }
+        terms[3] += w.guard_ring[ring] * (guards & cells).count_ones() as i32;
+    }
+    let around = (guards & THRONE_RING).count_ones() as usize;
+    terms[4] = w.formation[around];
+    let queen_on_throne = queen & THRONE != 0;
+    if queen_on_throne {
+        terms[4] += w.formation_with_queen[around];
+    } else if around == 5 {
+        terms[5] = w.forfeit_danger;
+    }
+    terms[6] = w.enemy_parked * (position.active(!color) & THRONE_RING).count_ones() as i32;
+    let reach = step_destinations(position, color);
+    let chances = (reach & capture_cells(position, color)).count_ones() as i32;
+    terms[7] = chances
+        * if to_move {
+            w.capture_chance_to_move
+        } else {
+            w.capture_chance_waiting
+        };
+    if !to_move && has_win_threat(position, color) {
+        terms[8] = w.win_threat_waiting;
+    }
+    terms[9] = w.mobility * reach.count_ones() as i32;
+    if to_move {
+        terms[10] = w.tempo;
+    }
+    terms
+}
 
 /// The evaluation of `position` from the side to move's view, in
 /// hundredths of a guard.
 pub fn evaluate(position: &Position) -> i32 {
     let us = position.side_to_move();
-    let material = |c: Color| position.active(c).count_ones() as i32;
-    100 * (material(us) - material(!us))
+    let ours: i32 = side_terms(position, us, true).iter().sum();
+    let theirs: i32 = side_terms(position, !us, false).iter().sum();
+    ours - theirs
 }
 
-/// The evaluation broken into its terms, one human-readable line each,
-/// ending with the total, for the protocol's `eval` command.
+/// The evaluation broken into its terms, one human-readable line each
+/// (white, black, white minus black), ending with the total from the side
+/// to move's view, for the protocol's `eval` command.
 pub fn describe(position: &Position) -> Vec<String> {
-    let material = |c: Color| 100 * position.active(c).count_ones() as i32;
-    vec![
-        format!(
-            "material white {} black {}",
-            material(Color::White),
-            material(Color::Black)
-        ),
-        format!("total {} (side to move)", evaluate(position)),
-    ]
+    let stm = position.side_to_move();
+    let white = side_terms(position, Color::White, stm == Color::White);
+    let black = side_terms(position, Color::Black, stm == Color::Black);
+    let mut lines = vec![format!(
+        "{:<18} {:>7} {:>7} {:>7}",
+        "term", "white", "black", "total"
+    )];
+    for (index, name) in TERM_NAMES.iter().enumerate() {
+        lines.push(format!(
+            "{:<18} {:>7} {:>7} {:>7}",
+            name,
+            white[index],
+            black[index],
+            white[index] - black[index]
+        ));
+    }
+    lines.push(format!(
+        "total {} (side to move, {})",
+        evaluate(position),
+        stm.name()
+    ));
+    lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::{START_FEN, parse_fen};
+
+    #[test]
+    fn the_start_position_is_balanced_but_for_the_tempo() {
+        let position = parse_fen(START_FEN).unwrap();
+        assert_eq!(evaluate(&position), WEIGHTS.tempo);
+    }
+
+    #[test]
+    fn the_score_flips_with_the_side_to_move_on_a_mirrored_board() {
+        let white = parse_fen("6/7/8/9/4G5/5Q5/10/9/8/g6/q5 w").unwrap();
+        let black = parse_fen("6/7/8/9/4G5/5Q5/10/9/8/g6/q5 b").unwrap();
+        assert!(evaluate(&white) > 0);
+        assert!(evaluate(&black) < 0);
+    }
+
+    #[test]
+    fn describe_ends_with_the_total() {
+        let position = parse_fen(START_FEN).unwrap();
+        let lines = describe(&position);
+        assert_eq!(lines.len(), TERM_COUNT + 2);
+        assert!(
+            lines
+                .last()
+                .unwrap()
+                .starts_with(&format!("total {}", evaluate(&position)))
+        );
+    }
+
+    #[test]
+    fn a_queen_on_the_throne_with_five_guards_threatens_to_win() {
+        // White: queen f6, guards on five ring-1 cells, a sixth guard next
+        // to the gap on ring 2.
+        let position = parse_fen("6/7/8/9/4GG4/4GQG4/5G4/4G4/8/g6/q5 b").unwrap();
+        assert!(has_win_threat(&position, Color::White));
+        assert!(!has_win_threat(&position, Color::Black));
+    }
+
+    #[test]
+    fn capture_cells_need_an_own_piece_beyond_the_enemy() {
+        let position = parse_fen("6/7/8/9/10/3Gg6/10/9/8/7/q5 w").unwrap();
+        let cells: Vec<String> = cells_of(capture_cells(&position, Color::White))
+            .map(|c| c.to_string())
+            .collect();
+        assert_eq!(cells, vec!["f6"]);
+    }
 }

@@ -1,12 +1,23 @@
-//! The search: iterative deepening alpha-beta over the rules core, driven by
-//! limits and a stop flag, reporting each finished iteration.
+//! The search: the public interface (limits, control flags, reports,
+//! options) of a Lazy SMP alpha-beta engine with a shared transposition
+//! table; the tree search, evaluation, ordering and clock live in the
+//! submodules.
 
 pub mod eval;
+mod negamax;
+mod ordering;
+#[cfg(test)]
+mod tests;
+mod threads;
+pub mod time;
+pub mod tt;
 
-use crate::rules::{Game, GameResult, Move, Position, legal_moves};
+use crate::rules::{Game, Move};
+use ordering::History;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+use tt::TranspositionTable;
 
 /// A score from the side to move's point of view.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -133,14 +144,41 @@ impl Default for EngineOptions {
 /// The searcher with its tables; one per engine process.
 pub struct Engine {
     options: EngineOptions,
+    tt: TranspositionTable,
+    histories: Vec<History>,
 }
 
-const MATE: i32 = 1_000_000;
+/// The score of a win at the root itself; a win `n` plies away scores
+/// `MATE - n`.
+pub(crate) const MATE: i32 = 32_000;
+/// Deepest ply a search line may reach.
+pub(crate) const MAX_PLY: usize = 128;
+/// Scores at least this far from zero are wins or losses.
+pub(crate) const MATE_BOUND: i32 = MATE - MAX_PLY as i32 - 1;
+/// Beyond every score.
+pub(crate) const INFINITY: i32 = MATE + 1;
+
+/// The reported form of an internal score.
+pub(crate) fn to_score(score: i32) -> Score {
+    if score >= MATE_BOUND {
+        Score::Mate((MATE - score + 1) / 2)
+    } else if score <= -MATE_BOUND {
+        Score::Mate(-((MATE + score + 1) / 2))
+    } else {
+        Score::Centi(score)
+    }
+}
 
 impl Engine {
     /// A new engine with the given options.
     pub fn new(options: EngineOptions) -> Engine {
-        Engine { options }
+        Engine {
+            options,
+            tt: TranspositionTable::new(options.hash_mib),
+            histories: (0..options.threads.max(1))
+                .map(|_| History::new())
+                .collect(),
+        }
     }
 
     /// The options in force.
@@ -150,15 +188,27 @@ impl Engine {
 
     /// Changes the options (resizing tables when needed).
     pub fn set_options(&mut self, options: EngineOptions) {
+        if options.hash_mib != self.options.hash_mib {
+            self.tt = TranspositionTable::new(options.hash_mib);
+        }
+        self.histories
+            .resize_with(options.threads.max(1), History::new);
         self.options = options;
     }
 
     /// Forgets everything learned (hash, histories): a new game.
-    pub fn clear(&mut self) {}
+    pub fn clear(&mut self) {
+        self.tt.clear();
+        for history in &mut self.histories {
+            *history = History::new();
+        }
+    }
 
     /// Searches the current position of `game` within `limits`, calling
-    /// `report` after each iteration; returns when a limit is reached or
-    /// `control.stop` is set. The game must not be over.
+    /// `report` after each iteration (one report per MultiPV line, best
+    /// first); returns when a limit is reached or `control.stop` is set, and
+    /// never earlier than `stop` under `infinite` or while pondering. The
+    /// game must not be over.
     pub fn search(
         &mut self,
         game: &Game,
@@ -166,88 +216,15 @@ impl Engine {
         control: &SearchControl,
         mut report: impl FnMut(&SearchReport),
     ) -> SearchOutcome {
-        let started = Instant::now();
-        let root = *game.position();
-        let mut moves: Vec<Move> = legal_moves(&root).iter().copied().collect();
-        if !limits.searchmoves.is_empty() {
-            moves.retain(|mv| limits.searchmoves.contains(mv));
-        }
-        let mut outcome = SearchOutcome {
-            best: moves.first().copied(),
-            ponder: None,
-            score: Score::Centi(0),
-            depth: 0,
-            nodes: 0,
-        };
-        let deadline = limits
-            .movetime
-            .or(limits.clock.map(|c| c.time / 30 + c.increment / 2));
-        let max_depth = limits.depth.unwrap_or(if limits.infinite { 64 } else { 4 });
-        let mut nodes = 0u64;
-        for depth in 1..=max_depth {
-            let mut best = None;
-            let mut alpha = -MATE - 1;
-            for &mv in &moves {
-                let child = root.make_move(mv);
-                let score = -negamax(&child, depth - 1, -MATE - 1, -alpha, &mut nodes);
-                if score > alpha {
-                    alpha = score;
-                    best = Some(mv);
-                }
-                if control.stop.load(Ordering::Relaxed) {
-                    break;
-                }
-            }
-            if control.stop.load(Ordering::Relaxed) {
-                break;
-            }
-            outcome.best = best;
-            outcome.depth = depth;
-            outcome.nodes = nodes;
-            outcome.score = Score::Centi(alpha);
-            report(&SearchReport {
-                depth,
-                seldepth: depth,
-                multipv: 1,
-                score: outcome.score,
-                bound: Bound::Exact,
-                nodes,
-                elapsed: started.elapsed(),
-                hashfull: 0,
-                pv: best.into_iter().collect(),
-            });
-            if deadline.is_some_and(|d| started.elapsed() * 2 > d) {
-                break;
-            }
-        }
-        while (limits.infinite || control.pondering.load(Ordering::Relaxed))
-            && !control.stop.load(Ordering::Relaxed)
-        {
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        outcome
+        self.tt.new_search();
+        threads::run(
+            &self.tt,
+            &mut self.histories,
+            &self.options,
+            game,
+            limits,
+            control,
+            &mut report,
+        )
     }
-}
-
-fn negamax(position: &Position, depth: u32, mut alpha: i32, beta: i32, nodes: &mut u64) -> i32 {
-    *nodes += 1;
-    let game = Game::new(*position);
-    if let GameResult::Win { winner, .. } = game.result() {
-        return if winner == position.side_to_move() {
-            MATE
-        } else {
-            -MATE
-        };
-    }
-    if depth == 0 {
-        return eval::evaluate(position);
-    }
-    for &mv in legal_moves(position).iter() {
-        let score = -negamax(&position.make_move(mv), depth - 1, -beta, -alpha, nodes);
-        if score >= beta {
-            return score;
-        }
-        alpha = alpha.max(score);
-    }
-    alpha
 }

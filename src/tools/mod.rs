@@ -1,3 +1,4 @@
-//! Tools built on the rules and the engine: perft, and more to come.
+//! Tools built on the rules and the engine: perft, bench, and more to come.
 
+pub mod bench;
 pub mod perft;

@@ -1,0 +1,695 @@
+//! The tree search of one thread: iterative deepening with aspiration
+//! windows over a principal variation search, quiescence over captures and
+//! formation moves, and the game's endings, repetitions and mate distances
+//! checked at every node.
+
+use super::eval::{capture_cells, evaluate, has_win_threat};
+use super::ordering::{History, Killers, OrderedMoves, is_winning, winning_cells};
+use super::time::TimeManager;
+use super::tt::TranspositionTable;
+use super::{
+    Bound, INFINITY, MATE, MATE_BOUND, MAX_PLY, SearchControl, SearchLimits, SearchReport, to_score,
+};
+use crate::rules::movegen::generate_legal;
+use crate::rules::position::FormationOutcome;
+use crate::rules::{Move, MoveList, Position, count_legal, legal_moves};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Instant;
+
+/// Deepest iteration ever started.
+pub const MAX_DEPTH: u32 = 100;
+/// How often (in nodes) the main thread looks at the clock and the flags.
+const POLL_INTERVAL: u64 = 1024;
+/// Repetition filter size: a quick "certainly not seen" before scanning.
+const FILTER_SIZE: usize = 4096;
+/// Aspiration window half-width at the first iteration that uses one.
+const ASPIRATION_DELTA: i32 = 30;
+/// Plies of quiescence search at most.
+const QUIESCENCE_DEPTH: u32 = 8;
+/// Plies of quiescence search in which formation threats are answered.
+const QUIESCENCE_EVASION_DEPTH: u32 = 2;
+/// Reverse futility margin per ply of remaining depth.
+const FUTILITY_MARGIN: i32 = 90;
+
+/// What all threads of one search share.
+pub struct Shared<'a> {
+    /// The transposition table.
+    pub tt: &'a TranspositionTable,
+    /// Set when the search must end (by the main thread or the caller).
+    pub stop: AtomicBool,
+    /// The caller's flags.
+    pub control: &'a SearchControl,
+    /// The caller's limits.
+    pub limits: &'a SearchLimits,
+    /// Nodes searched per thread, published every poll interval.
+    pub node_counts: Vec<AtomicU64>,
+    /// Keys of the positions of the game so far, the root included.
+    pub history_keys: Vec<u64>,
+    /// The position searched.
+    pub root: Position,
+    /// The moves the root may play.
+    pub root_moves: Vec<Move>,
+    /// Lines to report.
+    pub multipv: usize,
+    /// When the search started.
+    pub started: Instant,
+}
+
+impl Shared<'_> {
+    /// Nodes of all threads as last published.
+    pub fn total_nodes(&self) -> u64 {
+        self.node_counts
+            .iter()
+            .map(|count| count.load(Ordering::Relaxed))
+            .sum()
+    }
+
+    fn stopped(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+}
+
+/// A root move with its latest score and line.
+#[derive(Clone, Debug)]
+pub struct RootMove {
+    /// The move.
+    pub mv: Move,
+    /// Its score in the last search of it (-INFINITY when it failed low).
+    pub score: i32,
+    /// Exact or a bound.
+    pub bound: Bound,
+    /// The line it starts.
+    pub pv: Vec<Move>,
+}
+
+/// Where the main thread's search ended.
+pub struct MainResult {
+    /// The root moves of the last completed iteration, best first.
+    pub lines: Vec<RootMove>,
+    /// The last completed depth.
+    pub depth: u32,
+}
+
+/// Limits only the main thread enforces.
+struct MainDuties {
+    time: TimeManager,
+    node_limit: Option<u64>,
+    /// Nodes of the other threads at the last poll.
+    others: u64,
+}
+
+/// One search thread.
+pub struct Worker<'a, 'h> {
+    shared: &'a Shared<'a>,
+    id: usize,
+    nodes: u64,
+    seldepth: usize,
+    history: &'h mut History,
+    killers: Killers,
+    pv: Vec<Move>,
+    pv_len: [usize; MAX_PLY + 1],
+    path: Vec<u64>,
+    filter: Vec<u8>,
+    reductions: Vec<[i32; 64]>,
+    root_moves: Vec<RootMove>,
+    duties: Option<MainDuties>,
+}
+
+fn filter_slot(key: u64) -> usize {
+    (key as usize) & (FILTER_SIZE - 1)
+}
+
+impl<'a, 'h> Worker<'a, 'h> {
+    /// A worker for thread `id`; the main thread (id 0) gets the clock and
+    /// enforces the limits.
+    pub fn new(
+        shared: &'a Shared<'a>,
+        id: usize,
+        history: &'h mut History,
+        time: Option<TimeManager>,
+    ) -> Worker<'a, 'h> {
+        let mut filter = vec![0u8; FILTER_SIZE];
+        for &key in &shared.history_keys {
+            filter[filter_slot(key)] = filter[filter_slot(key)].saturating_add(1);
+        }
+        let reductions = (0..64)
+            .map(|depth| {
+                let mut row = [0; 64];
+                for (count, slot) in row.iter_mut().enumerate().skip(1) {
+                    if depth > 0 {
+                        let value = 0.5 + (depth as f64).ln() * (count as f64).ln() / 2.25;
+                        *slot = value as i32;
+                    }
+                }
+                row
+            })
+            .collect();
+        let duties = time.map(|time| MainDuties {
+            time,
+            node_limit: shared.limits.nodes,
+            others: 0,
+        });
+        let null = Move::new(crate::rules::Cell::THRONE, crate::rules::Cell::THRONE);
+        Worker {
+            shared,
+            id,
+            nodes: 0,
+            seldepth: 0,
+            history,
+            killers: Killers::new(),
+            pv: vec![null; (MAX_PLY + 1) * (MAX_PLY + 1)],
+            pv_len: [0; MAX_PLY + 1],
+            path: Vec::with_capacity(MAX_PLY + 1),
+            filter,
+            reductions,
+            root_moves: Vec::new(),
+            duties,
+        }
+    }
+
+    fn order_root(&mut self) {
+        let root = self.shared.root;
+        let tt_move = self.shared.tt.probe(root.key(), 0).and_then(|hit| hit.mv);
+        let mut list = MoveList::default();
+        generate_legal(&root, &mut list);
+        let ordered = OrderedMoves::new(&root, list, tt_move, 0, &self.killers, self.history);
+        self.root_moves = ordered
+            .filter(|mv| self.shared.root_moves.contains(mv))
+            .map(|mv| RootMove {
+                mv,
+                score: -INFINITY,
+                bound: Bound::Upper,
+                pv: vec![mv],
+            })
+            .collect();
+    }
+
+    /// The main thread's search: iterates, reports through `report`, and
+    /// enforces every limit; returns the last completed iteration.
+    pub fn run_main(&mut self, report: &mut dyn FnMut(&SearchReport)) -> MainResult {
+        self.order_root();
+        let mut result = MainResult {
+            lines: self.root_moves.clone(),
+            depth: 0,
+        };
+        let limits = self.shared.limits;
+        let max_depth = limits.depth.unwrap_or(MAX_DEPTH).clamp(1, MAX_DEPTH);
+        let lines = self.shared.multipv.clamp(1, self.root_moves.len().max(1));
+        let mut previous = 0;
+        for depth in 1..=max_depth {
+            if self.root_moves.is_empty() {
+                break;
+            }
+            if !self.iterate(depth as i32, lines, &mut previous) {
+                break;
+            }
+            result = MainResult {
+                lines: self.root_moves.clone(),
+                depth,
+            };
+            self.publish_nodes();
+            for (index, line) in self.root_moves.iter().take(lines).enumerate() {
+                report(&SearchReport {
+                    depth,
+                    seldepth: self.seldepth as u32,
+                    multipv: index as u32 + 1,
+                    score: to_score(line.score),
+                    bound: line.bound,
+                    nodes: self.shared.total_nodes(),
+                    elapsed: self.shared.started.elapsed(),
+                    hashfull: self.shared.tt.hashfull(),
+                    pv: line.pv.clone(),
+                });
+            }
+            let best = self.root_moves[0].score;
+            let mate_found = limits
+                .mate
+                .is_some_and(|moves| best >= MATE_BOUND && (MATE - best + 1) / 2 <= moves as i32);
+            let decided = best.abs() >= MATE_BOUND && depth as i32 > MATE - best.abs() + 2;
+            let out_of_time = self.duties.as_ref().is_some_and(|d| d.time.soft_expired());
+            if mate_found || out_of_time || (decided && limits.depth.is_none()) {
+                break;
+            }
+        }
+        self.publish_nodes();
+        self.wait_while_told_to_search();
+        result
+    }
+
+    /// Under `infinite` or while pondering the caller must see no result
+    /// before it says stop (or, for pondering, ponderhit).
+    fn wait_while_told_to_search(&mut self) {
+        let control = self.shared.control;
+        while !control.stop.load(Ordering::Relaxed)
+            && (self.shared.limits.infinite || control.pondering.load(Ordering::Relaxed))
+        {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+    }
+
+    /// A helper thread's search: iterates until the main thread stops it.
+    pub fn run_helper(&mut self) {
+        self.order_root();
+        let lines = self.shared.multipv.clamp(1, self.root_moves.len().max(1));
+        let mut previous = 0;
+        let first = 1 + (self.id as i32 & 1);
+        for depth in first..=MAX_DEPTH as i32 {
+            if self.root_moves.is_empty() || !self.iterate(depth, lines, &mut previous) {
+                break;
+            }
+        }
+        self.publish_nodes();
+    }
+
+    /// One iteration over all MultiPV lines; false when it was cut short.
+    fn iterate(&mut self, depth: i32, lines: usize, previous: &mut i32) -> bool {
+        for line in 0..lines {
+            let mut delta = ASPIRATION_DELTA;
+            let (mut alpha, mut beta) = if depth >= 5 && line == 0 {
+                (
+                    (*previous - delta).max(-INFINITY),
+                    (*previous + delta).min(INFINITY),
+                )
+            } else {
+                (-INFINITY, INFINITY)
+            };
+            loop {
+                let score = self.root_search(depth, alpha, beta, line);
+                if self.shared.stopped() {
+                    return false;
+                }
+                self.root_moves[line..].sort_by_key(|root_move| std::cmp::Reverse(root_move.score));
+                if score <= alpha && alpha > -INFINITY {
+                    beta = (alpha + beta) / 2;
+                    alpha = (score - delta).max(-INFINITY);
+                } else if score >= beta && beta < INFINITY {
+                    beta = (score + delta).min(INFINITY);
+                } else {
+                    break;
+                }
+                delta *= 2;
+            }
+            if line == 0 {
+                *previous = self.root_moves[0].score;
+            }
+        }
+        true
+    }
+
+    fn root_search(&mut self, depth: i32, mut alpha: i32, beta: i32, first: usize) -> i32 {
+        let root = self.shared.root;
+        let mut best = -INFINITY;
+        for index in first..self.root_moves.len() {
+            let mv = self.root_moves[index].mv;
+            let child = root.make_move(mv);
+            let score = if index == first {
+                -self.negamax(&child, depth - 1, -beta, -alpha, 1, true)
+            } else {
+                let probe = -self.negamax(&child, depth - 1, -alpha - 1, -alpha, 1, false);
+                if probe > alpha && probe < beta {
+                    -self.negamax(&child, depth - 1, -beta, -alpha, 1, true)
+                } else {
+                    probe
+                }
+            };
+            if self.shared.stopped() {
+                return best;
+            }
+            let entry = &mut self.root_moves[index];
+            if index == first || score > alpha {
+                entry.score = score;
+                entry.bound = if score >= beta {
+                    Bound::Lower
+                } else if score <= alpha {
+                    Bound::Upper
+                } else {
+                    Bound::Exact
+                };
+                entry.pv.clear();
+                entry.pv.push(mv);
+                entry
+                    .pv
+                    .extend_from_slice(&self.pv[(MAX_PLY + 1) + 1..(MAX_PLY + 1) + self.pv_len[1]]);
+            } else {
+                entry.score = -INFINITY;
+            }
+            best = best.max(score);
+            if score > alpha {
+                alpha = score;
+                if score >= beta {
+                    break;
+                }
+            }
+        }
+        best
+    }
+
+    fn publish_nodes(&self) {
+        self.shared.node_counts[self.id].store(self.nodes, Ordering::Relaxed);
+    }
+
+    /// Counts a node; the main thread also checks its limits and the
+    /// caller's flags. Returns true when the search must unwind.
+    #[inline]
+    fn visit(&mut self, ply: usize) -> bool {
+        self.nodes += 1;
+        self.seldepth = self.seldepth.max(ply);
+        if let Some(duties) = &mut self.duties {
+            if let Some(limit) = duties.node_limit
+                && self.nodes + duties.others >= limit
+            {
+                self.shared.stop.store(true, Ordering::Relaxed);
+            }
+            if self.nodes.is_multiple_of(POLL_INTERVAL) {
+                duties.others =
+                    self.shared.total_nodes() - self.shared.node_counts[0].load(Ordering::Relaxed);
+                let control = self.shared.control;
+                if duties.time.pondering() && !control.pondering.load(Ordering::Relaxed) {
+                    duties.time.ponder_hit();
+                }
+                if control.stop.load(Ordering::Relaxed) || duties.time.hard_expired() {
+                    self.shared.stop.store(true, Ordering::Relaxed);
+                }
+            }
+        } else if self.nodes.is_multiple_of(POLL_INTERVAL) {
+            self.publish_nodes();
+        }
+        self.shared.stopped()
+    }
+
+    fn is_repetition(&self, key: u64) -> bool {
+        self.filter[filter_slot(key)] != 0
+            && (self.path.iter().rev().skip(1).step_by(2).any(|&k| k == key)
+                || self.shared.history_keys.contains(&key))
+    }
+
+    fn enter(&mut self, key: u64) {
+        self.path.push(key);
+        let slot = &mut self.filter[filter_slot(key)];
+        *slot = slot.saturating_add(1);
+    }
+
+    fn leave(&mut self) {
+        if let Some(key) = self.path.pop() {
+            let slot = &mut self.filter[filter_slot(key)];
+            *slot = slot.saturating_sub(1);
+        }
+    }
+
+    fn update_pv(&mut self, ply: usize, mv: Move) {
+        let row = ply * (MAX_PLY + 1);
+        let child_row = (ply + 1) * (MAX_PLY + 1);
+        self.pv[row + ply] = mv;
+        let child_len = self.pv_len[ply + 1].max(ply + 1);
+        for index in ply + 1..child_len {
+            self.pv[row + index] = self.pv[child_row + index];
+        }
+        self.pv_len[ply] = child_len;
+    }
+
+    fn negamax(
+        &mut self,
+        position: &Position,
+        depth: i32,
+        alpha: i32,
+        beta: i32,
+        ply: usize,
+        pv_node: bool,
+    ) -> i32 {
+        self.pv_len[ply] = ply;
+        if depth <= 0 {
+            if self.is_repetition(position.key()) {
+                return 0;
+            }
+            return self.quiescence(position, alpha, beta, ply, 0);
+        }
+        if self.visit(ply) {
+            return 0;
+        }
+        if let Some(score) = terminal_score(position, ply) {
+            return score;
+        }
+        let key = position.key();
+        if self.is_repetition(key) {
+            return 0;
+        }
+        if ply >= MAX_PLY {
+            return evaluate(position);
+        }
+        // No line through here can end sooner than a win next move or later
+        // than a loss right now.
+        let alpha = alpha.max(-MATE + ply as i32);
+        let beta = beta.min(MATE - ply as i32 - 1);
+        if alpha >= beta {
+            return alpha;
+        }
+        self.enter(key);
+        let score = self.search_moves(position, depth, alpha, beta, ply, pv_node);
+        self.leave();
+        score
+    }
+
+    fn search_moves(
+        &mut self,
+        position: &Position,
+        depth: i32,
+        mut alpha: i32,
+        beta: i32,
+        ply: usize,
+        pv_node: bool,
+    ) -> i32 {
+        let key = position.key();
+        let hit = self.shared.tt.probe(key, ply);
+        if let Some(hit) = hit
+            && !pv_node
+            && hit.depth >= depth
+            && match hit.bound {
+                Bound::Exact => true,
+                Bound::Lower => hit.score >= beta,
+                Bound::Upper => hit.score <= alpha,
+            }
+        {
+            return hit.score;
+        }
+        let moves = legal_moves(position);
+        if moves.is_empty() {
+            return -MATE + ply as i32;
+        }
+        let threatened = has_win_threat(position, !position.side_to_move());
+        let static_eval = hit.map_or_else(|| evaluate(position), |hit| hit.eval);
+        if !pv_node
+            && !threatened
+            && depth <= 6
+            && beta.abs() < MATE_BOUND
+            && static_eval - FUTILITY_MARGIN * depth >= beta
+        {
+            return static_eval;
+        }
+
+        let original_alpha = alpha;
+        let tt_move = hit.and_then(|hit| hit.mv);
+        self.killers.clear_children(ply);
+        let mut ordered =
+            OrderedMoves::new(position, moves, tt_move, ply, &self.killers, self.history);
+        let mut best = -INFINITY;
+        let mut best_move = None;
+        let mut quiets_tried: [Option<Move>; 32] = [None; 32];
+        let mut quiet_count = 0;
+        let mut index = 0;
+        while let Some(mv) = ordered.next() {
+            let capture = ordered.is_capture(mv);
+            let quiet = !capture && Some(mv) != tt_move;
+            if quiet
+                && !pv_node
+                && !threatened
+                && depth <= 3
+                && index >= 4 + 3 * (depth * depth) as usize
+                && best > -MATE_BOUND
+            {
+                index += 1;
+                continue;
+            }
+            let child = position.make_move(mv);
+            self.shared.tt.prefetch(child.key());
+            let score = if index == 0 {
+                -self.negamax(&child, depth - 1, -beta, -alpha, ply + 1, pv_node)
+            } else {
+                let reduction = if depth >= 3 && quiet && !threatened && index >= 2 {
+                    let base = self.reductions[depth.min(63) as usize][index.min(63)];
+                    (base - i32::from(pv_node)).clamp(0, depth - 2)
+                } else {
+                    0
+                };
+                let mut score = -self.negamax(
+                    &child,
+                    depth - 1 - reduction,
+                    -alpha - 1,
+                    -alpha,
+                    ply + 1,
+                    false,
+                );
+                if score > alpha && reduction > 0 {
+                    score = -self.negamax(&child, depth - 1, -alpha - 1, -alpha, ply + 1, false);
+                }
+                if score > alpha && score < beta && pv_node {
+                    score = -self.negamax(&child, depth - 1, -beta, -alpha, ply + 1, true);
+                }
+                score
+            };
+            if self.shared.stopped() {
+                return 0;
+            }
+            index += 1;
+            if score > best {
+                best = score;
+                if score > alpha {
+                    best_move = Some(mv);
+                    alpha = score;
+                    if pv_node {
+                        self.update_pv(ply, mv);
+                    }
+                    if score >= beta {
+                        if !capture {
+                            self.reward(position, ply, depth, mv, &quiets_tried[..quiet_count]);
+                        }
+                        break;
+                    }
+                }
+            }
+            if !capture && quiet_count < quiets_tried.len() {
+                quiets_tried[quiet_count] = Some(mv);
+                quiet_count += 1;
+            }
+        }
+        let bound = if best >= beta {
+            Bound::Lower
+        } else if alpha > original_alpha {
+            Bound::Exact
+        } else {
+            Bound::Upper
+        };
+        self.shared
+            .tt
+            .store(key, ply, best_move, best, static_eval, depth, bound);
+        best
+    }
+
+    fn reward(
+        &mut self,
+        position: &Position,
+        ply: usize,
+        depth: i32,
+        mv: Move,
+        tried: &[Option<Move>],
+    ) {
+        self.killers.record(ply, mv);
+        let bonus = (depth * depth).min(1200);
+        self.history.update(position, mv, bonus);
+        for other in tried.iter().flatten() {
+            self.history.update(position, *other, -bonus);
+        }
+    }
+
+    /// Resolves captures and formation threats below the horizon; `depth`
+    /// counts the plies taken in here, which are capped because captures
+    /// answered by capturing relocations could go on and on.
+    fn quiescence(
+        &mut self,
+        position: &Position,
+        mut alpha: i32,
+        beta: i32,
+        ply: usize,
+        depth: u32,
+    ) -> i32 {
+        if self.visit(ply) {
+            return 0;
+        }
+        if let Some(score) = terminal_score(position, ply) {
+            return score;
+        }
+        if ply >= MAX_PLY {
+            return evaluate(position);
+        }
+        // A threat to complete the formation is this game's check: standing
+        // pat would ignore it, so every move is tried instead (near the
+        // horizon only).
+        let threatened =
+            depth < QUIESCENCE_EVASION_DEPTH && has_win_threat(position, !position.side_to_move());
+        let mut best = -INFINITY;
+        if !threatened {
+            best = evaluate(position);
+            if best >= beta {
+                return if count_legal(position) == 0 {
+                    -MATE + ply as i32
+                } else {
+                    best
+                };
+            }
+            alpha = alpha.max(best);
+        }
+        if depth >= QUIESCENCE_DEPTH {
+            return if count_legal(position) == 0 {
+                -MATE + ply as i32
+            } else {
+                best
+            };
+        }
+        let moves = legal_moves(position);
+        if moves.is_empty() {
+            return -MATE + ply as i32;
+        }
+        let mut candidates = moves;
+        if !threatened {
+            // Formation-completing moves first, then captures.
+            let winning = winning_cells(position);
+            let captures = capture_cells(position, position.side_to_move());
+            let slice = candidates.as_mut_slice();
+            let wins_end = gather(slice, 0, |mv| is_winning(winning, mv));
+            let kept = gather(slice, wins_end, |mv| captures & mv.to().bit() != 0);
+            candidates.truncate(kept);
+        }
+        for &mv in candidates.iter() {
+            let child = position.make_move(mv);
+            let score = -self.quiescence(&child, -beta, -alpha, ply + 1, depth + 1);
+            if self.shared.stopped() {
+                return 0;
+            }
+            if score > best {
+                best = score;
+                if score > alpha {
+                    alpha = score;
+                    if score >= beta {
+                        break;
+                    }
+                }
+            }
+        }
+        best
+    }
+}
+
+/// Swaps the moves of `moves[start..]` that `keep` accepts to the front of
+/// that range and returns where they end.
+fn gather(moves: &mut [Move], start: usize, keep: impl Fn(Move) -> bool) -> usize {
+    let mut end = start;
+    for index in start..moves.len() {
+        if keep(moves[index]) {
+            moves.swap(end, index);
+            end += 1;
+        }
+    }
+    end
+}
+
+/// The score of a finished position for its side to move at `ply`, if the
+/// formation ended the game.
+#[inline]
+fn terminal_score(position: &Position, ply: usize) -> Option<i32> {
+    let us = position.side_to_move();
+    let win_for_us = match position.formation_outcome()? {
+        FormationOutcome::Won(color) => color == us,
+        FormationOutcome::Forfeited(color) => color != us,
+    };
+    let distance = MATE - ply as i32;
+    Some(if win_for_us { distance } else { -distance })
+}

@@ -1,0 +1,224 @@
+//! Move ordering: the transposition-table move first, then moves that
+//! complete the formation, captures, the two killer moves of the ply, and
+//! the rest by their history score.
+
+use super::MAX_PLY;
+use super::eval::capture_cells;
+use crate::rules::geometry::{Bitboard, GRID_SLOTS, THRONE, THRONE_RING};
+use crate::rules::movegen::{MAX_MOVES, MoveList};
+use crate::rules::{Move, Position};
+
+const TT_MOVE: i32 = 1 << 30;
+const WINNING: i32 = 1 << 29;
+const CAPTURE: i32 = 1 << 28;
+const KILLER: i32 = 1 << 27;
+/// History scores stay within this magnitude.
+const HISTORY_LIMIT: i32 = 16_384;
+
+/// Quiet moves that caused cut-offs, by side, origin and destination.
+pub struct History {
+    table: Vec<i32>,
+}
+
+impl History {
+    /// An empty history.
+    pub fn new() -> History {
+        History {
+            table: vec![0; 2 * GRID_SLOTS * GRID_SLOTS],
+        }
+    }
+
+    fn slot(position: &Position, mv: Move) -> usize {
+        (position.side_to_move().index() * GRID_SLOTS + mv.from().index()) * GRID_SLOTS
+            + mv.to().index()
+    }
+
+    /// The score of `mv` for the side to move of `position`.
+    pub fn get(&self, position: &Position, mv: Move) -> i32 {
+        self.table[Self::slot(position, mv)]
+    }
+
+    /// Moves the score of `mv` towards the limit by `bonus` (negative for a
+    /// malus), shrinking as it approaches so old lessons fade.
+    pub fn update(&mut self, position: &Position, mv: Move, bonus: i32) {
+        let entry = &mut self.table[Self::slot(position, mv)];
+        let bonus = bonus.clamp(-HISTORY_LIMIT, HISTORY_LIMIT);
+        *entry += bonus - *entry * bonus.abs() / HISTORY_LIMIT;
+    }
+}
+
+/// Two quiet moves per ply that refuted a sibling.
+pub struct Killers {
+    slots: Vec<[Option<Move>; 2]>,
+}
+
+impl Killers {
+    /// No killers yet.
+    pub fn new() -> Killers {
+        Killers {
+            slots: vec![[None; 2]; MAX_PLY + 1],
+        }
+    }
+
+    /// Records a cut-off move at `ply`.
+    pub fn record(&mut self, ply: usize, mv: Move) {
+        let slot = &mut self.slots[ply];
+        if slot[0] != Some(mv) {
+            slot[1] = slot[0];
+            slot[0] = Some(mv);
+        }
+    }
+
+    /// Forgets the killers of the ply below `ply` (its children).
+    pub fn clear_children(&mut self, ply: usize) {
+        if ply + 1 < self.slots.len() {
+            self.slots[ply + 1] = [None; 2];
+        }
+    }
+
+    fn rank(&self, ply: usize, mv: Move) -> Option<i32> {
+        let slot = &self.slots[ply];
+        if slot[0] == Some(mv) {
+            Some(KILLER)
+        } else if slot[1] == Some(mv) {
+            Some(KILLER - 1)
+        } else {
+            None
+        }
+    }
+}
+
+/// The cell where a guard of the side to move would complete the winning
+/// formation (queen active on the throne, five guards around), if any.
+pub fn winning_cells(position: &Position) -> Bitboard {
+    let us = position.side_to_move();
+    let active = position.active(us);
+    let ring_guards = active & !position.queens() & THRONE_RING;
+    if active & position.queens() & THRONE != 0 && ring_guards.count_ones() == 5 {
+        THRONE_RING & !ring_guards
+    } else {
+        0
+    }
+}
+
+/// Whether `mv` completes the formation, given the [`winning_cells`] of its
+/// position: it enters the gap from outside the ring (a guard sliding along
+/// the ring would only open another gap).
+pub fn is_winning(winning: Bitboard, mv: Move) -> bool {
+    winning & mv.to().bit() != 0 && THRONE_RING & mv.from().bit() == 0
+}
+
+/// The legal moves of a node with their ordering scores, handed out best
+/// first by partial selection sort.
+pub struct OrderedMoves {
+    moves: MoveList,
+    scores: [i32; MAX_MOVES],
+    captures: Bitboard,
+    next: usize,
+}
+
+impl OrderedMoves {
+    /// Scores `moves` of `position` at `ply`.
+    pub fn new(
+        position: &Position,
+        moves: MoveList,
+        tt_move: Option<Move>,
+        ply: usize,
+        killers: &Killers,
+        history: &History,
+    ) -> OrderedMoves {
+        let captures = capture_cells(position, position.side_to_move());
+        let winning = winning_cells(position);
+        let mut scores = [0; MAX_MOVES];
+        for (score, &mv) in scores.iter_mut().zip(moves.iter()) {
+            let to = mv.to().bit();
+            *score = if Some(mv) == tt_move {
+                TT_MOVE
+            } else if is_winning(winning, mv) {
+                WINNING
+            } else if captures & to != 0 {
+                CAPTURE + history.get(position, mv)
+            } else if let Some(rank) = killers.rank(ply, mv) {
+                rank
+            } else {
+                history.get(position, mv)
+            };
+        }
+        OrderedMoves {
+            moves,
+            scores,
+            captures,
+            next: 0,
+        }
+    }
+
+    /// Whether `mv` captures something.
+    pub fn is_capture(&self, mv: Move) -> bool {
+        self.captures & mv.to().bit() != 0
+    }
+}
+
+impl Iterator for OrderedMoves {
+    type Item = Move;
+
+    fn next(&mut self) -> Option<Move> {
+        let len = self.moves.len();
+        if self.next >= len {
+            return None;
+        }
+        let mut best = self.next;
+        for index in self.next + 1..len {
+            if self.scores[index] > self.scores[best] {
+                best = index;
+            }
+        }
+        let moves = self.moves.as_mut_slice();
+        moves.swap(self.next, best);
+        self.scores.swap(self.next, best);
+        self.next += 1;
+        Some(moves[self.next - 1])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::{legal_moves, parse_fen, parse_move};
+
+    #[test]
+    fn tt_move_then_capture_then_killer_come_first() {
+        // The white queen entering the throne from f5 sandwiches the black
+        // guard on e6 against the white guard on d6.
+        let position = parse_fen("6/7/8/9/10/3Gg6/5Q4/9/8/7/q5 w").unwrap();
+        let capture = parse_move(&position, "f5f6").unwrap();
+        let tt_move = parse_move(&position, "d6e7").unwrap();
+        let killer = parse_move(&position, "d6d5").unwrap();
+        let mut killers = Killers::new();
+        killers.record(3, killer);
+        let history = History::new();
+        let ordered: Vec<Move> = OrderedMoves::new(
+            &position,
+            legal_moves(&position),
+            Some(tt_move),
+            3,
+            &killers,
+            &history,
+        )
+        .collect();
+        assert_eq!(&ordered[..3], &[tt_move, capture, killer]);
+        assert_eq!(ordered.len(), legal_moves(&position).len());
+    }
+
+    #[test]
+    fn history_rewards_stay_bounded() {
+        let position = parse_fen(crate::rules::START_FEN).unwrap();
+        let mv = legal_moves(&position).as_slice()[0];
+        let mut history = History::new();
+        for _ in 0..1000 {
+            history.update(&position, mv, 4000);
+        }
+        assert!(history.get(&position, mv) <= HISTORY_LIMIT);
+        history.update(&position, mv, -4000);
+        assert!(history.get(&position, mv) < HISTORY_LIMIT);
+    }
+}

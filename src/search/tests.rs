@@ -1,0 +1,304 @@
+//! Engine-level tests: forced wins checked against a brute-force search,
+//! limits, MultiPV, and legal moves over many self-play games.
+
+use super::*;
+use crate::rules::position::FormationOutcome;
+use crate::rules::{Color, GameResult, Position, START_FEN, legal_moves, parse_fen, parse_move};
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+/// Whether the side to move of `position` can force a win within `moves`
+/// of its own moves: plain minimax over every legal move, no pruning.
+fn forced_win_within(position: &Position, moves: u32) -> bool {
+    if moves == 0 {
+        return false;
+    }
+    let us = position.side_to_move();
+    legal_moves(position).iter().any(|&mv| {
+        let child = position.make_move(mv);
+        match child.formation_outcome() {
+            Some(FormationOutcome::Won(color)) => return color == us,
+            Some(FormationOutcome::Forfeited(color)) => return color != us,
+            None => {}
+        }
+        let replies = legal_moves(&child);
+        if replies.is_empty() {
+            return true;
+        }
+        moves > 1
+            && replies.iter().all(|&reply| {
+                let next = child.make_move(reply);
+                match next.formation_outcome() {
+                    Some(FormationOutcome::Won(color)) => color == us,
+                    Some(FormationOutcome::Forfeited(color)) => color != us,
+                    None => forced_win_within(&next, moves - 1),
+                }
+            })
+    })
+}
+
+fn quick_engine() -> Engine {
+    Engine::new(EngineOptions {
+        hash_mib: 4,
+        ..EngineOptions::default()
+    })
+}
+
+fn search_to(engine: &mut Engine, game: &Game, depth: u32) -> SearchOutcome {
+    let limits = SearchLimits {
+        depth: Some(depth),
+        ..SearchLimits::default()
+    };
+    engine.search(game, &limits, &SearchControl::default(), |_| {})
+}
+
+/// The engine finds the forced win of exactly `moves` moves that the brute
+/// force confirms, and its move keeps the win.
+fn assert_mate_in(fen: &str, moves: u32) {
+    let position = parse_fen(fen).unwrap();
+    assert!(
+        forced_win_within(&position, moves),
+        "{fen}: no win in {moves}"
+    );
+    assert!(
+        !forced_win_within(&position, moves - 1),
+        "{fen}: already a win in {}",
+        moves - 1
+    );
+    let outcome = search_to(&mut quick_engine(), &Game::new(position), 2 * moves + 1);
+    assert_eq!(outcome.score, Score::Mate(moves as i32), "{fen}");
+    let best = outcome.best.expect("a move");
+    let after = position.make_move(best);
+    let won_now = after.formation_outcome() == Some(FormationOutcome::Won(Color::White));
+    assert!(
+        won_now
+            || legal_moves(&after).iter().all(|&reply| {
+                let next = after.make_move(reply);
+                next.formation_outcome() == Some(FormationOutcome::Forfeited(Color::Black))
+                    || forced_win_within(&next, moves - 1)
+            }),
+        "{fen}: {best} lets the win go"
+    );
+}
+
+/// White: five guards around the throne; the queen and the last guard on
+/// their way in. Black is far away on the outer ring.
+const MATE_IN_1: &str = "6/7/8/9/4GG4/4GQG4/5G4/4G4/8/g6/q5 w";
+const MATE_IN_2: &str = "6/7/8/9/4GG4/4G1G4/4QG4/4G4/8/g6/q5 w";
+const MATE_IN_3: &str = "6/7/8/9/4GG4/4G1G4/5G4/3GQ4/8/g6/q5 w";
+
+#[test]
+fn finds_a_win_in_one() {
+    assert_mate_in(MATE_IN_1, 1);
+}
+
+#[test]
+fn finds_a_win_in_two() {
+    assert_mate_in(MATE_IN_2, 2);
+}
+
+#[test]
+fn finds_a_win_in_three() {
+    assert_mate_in(MATE_IN_3, 3);
+}
+
+#[test]
+fn reports_the_loss_when_the_opponent_wins_next_move() {
+    // Black to move cannot reach the gap at e5: White wins next move.
+    let fen = MATE_IN_1.replace(" w", " b");
+    let outcome = search_to(&mut quick_engine(), &Game::new(parse_fen(&fen).unwrap()), 4);
+    assert_eq!(outcome.score, Score::Mate(-1));
+}
+
+#[test]
+fn never_completes_the_ring_without_the_queen() {
+    // Stepping d4-e5 would close the ring while the queen is off the throne:
+    // a forfeit. The engine must not play it.
+    let position = parse_fen(MATE_IN_3).unwrap();
+    for depth in 1..=4 {
+        let outcome = search_to(&mut quick_engine(), &Game::new(position), depth);
+        let after = position.make_move(outcome.best.unwrap());
+        assert_eq!(after.formation_outcome(), None, "depth {depth}");
+    }
+}
+
+#[test]
+fn node_and_depth_limits_are_exact() {
+    let game = Game::new(parse_fen(START_FEN).unwrap());
+    let limits = SearchLimits {
+        nodes: Some(5000),
+        ..SearchLimits::default()
+    };
+    let outcome = quick_engine().search(&game, &limits, &SearchControl::default(), |_| {});
+    assert_eq!(outcome.nodes, 5000);
+    let mut depths = Vec::new();
+    let outcome = quick_engine().search(
+        &game,
+        &SearchLimits {
+            depth: Some(3),
+            ..SearchLimits::default()
+        },
+        &SearchControl::default(),
+        |report| depths.push(report.depth),
+    );
+    assert_eq!(depths, vec![1, 2, 3]);
+    assert_eq!(outcome.depth, 3);
+}
+
+#[test]
+fn a_search_stopped_at_once_still_returns_a_legal_move() {
+    let position = parse_fen(START_FEN).unwrap();
+    let control = SearchControl::default();
+    control.stop.store(true, Ordering::Relaxed);
+    let outcome = quick_engine().search(
+        &Game::new(position),
+        &SearchLimits::default(),
+        &control,
+        |_| {},
+    );
+    let best = outcome.best.expect("a move");
+    assert!(legal_moves(&position).iter().any(|&mv| mv == best));
+}
+
+#[test]
+fn searchmoves_restricts_the_root() {
+    let position = parse_fen(START_FEN).unwrap();
+    let only = legal_moves(&position).as_slice()[5];
+    let limits = SearchLimits {
+        depth: Some(4),
+        searchmoves: vec![only],
+        ..SearchLimits::default()
+    };
+    let outcome = quick_engine().search(
+        &Game::new(position),
+        &limits,
+        &SearchControl::default(),
+        |_| {},
+    );
+    assert_eq!(outcome.best, Some(only));
+}
+
+#[test]
+fn multipv_reports_distinct_lines_best_first() {
+    let game = Game::new(parse_fen(START_FEN).unwrap());
+    let mut engine = Engine::new(EngineOptions {
+        hash_mib: 4,
+        multipv: 3,
+        ..EngineOptions::default()
+    });
+    let mut last = Vec::new();
+    search_to_with(&mut engine, &game, 4, |report| {
+        if report.multipv == 1 {
+            last.clear();
+        }
+        last.push(report.clone());
+    });
+    assert_eq!(
+        last.iter().map(|r| r.multipv).collect::<Vec<_>>(),
+        vec![1, 2, 3]
+    );
+    let firsts: Vec<Move> = last.iter().map(|r| r.pv[0]).collect();
+    assert!(firsts[0] != firsts[1] && firsts[1] != firsts[2] && firsts[0] != firsts[2]);
+    let centi = |score: Score| match score {
+        Score::Centi(value) => value,
+        Score::Mate(moves) => moves.signum() * MATE,
+    };
+    assert!(centi(last[0].score) >= centi(last[1].score));
+    assert!(centi(last[1].score) >= centi(last[2].score));
+}
+
+fn search_to_with(
+    engine: &mut Engine,
+    game: &Game,
+    depth: u32,
+    report: impl FnMut(&SearchReport),
+) -> SearchOutcome {
+    let limits = SearchLimits {
+        depth: Some(depth),
+        ..SearchLimits::default()
+    };
+    engine.search(game, &limits, &SearchControl::default(), report)
+}
+
+#[test]
+fn infinite_search_waits_for_stop() {
+    let game = Game::new(parse_fen(MATE_IN_1).unwrap());
+    let control = SearchControl::default();
+    let stopper = control.stop.clone();
+    let started = Instant::now();
+    let waiter = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(100));
+        stopper.store(true, Ordering::Relaxed);
+    });
+    let limits = SearchLimits {
+        infinite: true,
+        ..SearchLimits::default()
+    };
+    let outcome = quick_engine().search(&game, &limits, &control, |_| {});
+    waiter.join().unwrap();
+    assert!(started.elapsed() >= Duration::from_millis(100));
+    assert_eq!(outcome.score, Score::Mate(1));
+}
+
+#[test]
+fn two_threads_agree_on_a_forced_win() {
+    let game = Game::new(parse_fen(MATE_IN_2).unwrap());
+    let mut engine = Engine::new(EngineOptions {
+        hash_mib: 4,
+        threads: 2,
+        ..EngineOptions::default()
+    });
+    assert_eq!(search_to(&mut engine, &game, 6).score, Score::Mate(2));
+}
+
+#[test]
+fn a_repeated_position_scores_as_a_draw() {
+    // Both sides shuffle; after the cycle the position of the game's start
+    // is one step away, and playing into it again is scored as a draw.
+    let mut game = Game::new(parse_fen(START_FEN).unwrap());
+    for text in ["f1e1", "f11g11", "e1f1"] {
+        game.play_text(text).unwrap();
+    }
+    let back = parse_move(game.position(), "g11f11").unwrap();
+    let limits = SearchLimits {
+        depth: Some(1),
+        searchmoves: vec![back],
+        ..SearchLimits::default()
+    };
+    let outcome = quick_engine().search(&game, &limits, &SearchControl::default(), |_| {});
+    assert_eq!(outcome.score, Score::Centi(0));
+}
+
+#[test]
+fn self_play_from_varied_openings_only_plays_legal_moves() {
+    let mut engine = quick_engine();
+    let mut state = 0x5EED_u64;
+    let mut searched = 0;
+    for game_index in 0..50 {
+        let mut game = Game::new(parse_fen(START_FEN).unwrap());
+        engine.clear();
+        for ply in 0..200 {
+            if game.result() != GameResult::Ongoing {
+                break;
+            }
+            let moves = legal_moves(game.position());
+            let mv = if ply < 6 {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                moves.as_slice()[(state % moves.len() as u64) as usize]
+            } else {
+                let depth = 2 + (game_index % 2);
+                let best = search_to(&mut engine, &game, depth).best.expect("a move");
+                assert!(
+                    moves.iter().any(|&legal| legal == best),
+                    "game {game_index} ply {ply}: {best} is illegal"
+                );
+                searched += 1;
+                best
+            };
+            game.play(mv);
+        }
+    }
+    assert!(searched > 2000, "games ended too soon: {searched} searches");
+}

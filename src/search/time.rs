@@ -1,0 +1,197 @@
+//! Time management: a soft budget checked between iterations and a hard
+//! one checked during the search, from the clock, `movetime` and the move
+//! overhead; no budget applies while pondering, and the clock restarts when
+//! pondering ends.
+
+use super::SearchLimits;
+use std::time::{Duration, Instant};
+
+/// Moves assumed left in the game when the clock does not say.
+const DEFAULT_MOVES_TO_GO: u32 = 30;
+/// Never plan for more moves than this (long controls with few moves left
+/// in the game would starve every move otherwise).
+const MAX_MOVES_TO_GO: u32 = 50;
+
+/// The two budgets of one move.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Budget {
+    /// Do not start another iteration after this.
+    pub soft: Duration,
+    /// Stop the search at once after this.
+    pub hard: Duration,
+}
+
+/// The budget for `limits`, keeping `overhead` back from the clock; `None`
+/// when no time limit applies.
+pub fn budget(limits: &SearchLimits, overhead: Duration) -> Option<Budget> {
+    let from_movetime = limits.movetime.map(|movetime| {
+        let time = movetime
+            .saturating_sub(overhead)
+            .max(Duration::from_millis(1));
+        Budget {
+            soft: time,
+            hard: time,
+        }
+    });
+    let from_clock = limits.clock.map(|clock| {
+        let available = match clock.time.checked_sub(overhead) {
+            Some(left) if !left.is_zero() => left,
+            _ => (clock.time / 10).max(Duration::from_millis(1)),
+        };
+        let moves_to_go = clock
+            .moves_to_go
+            .unwrap_or(DEFAULT_MOVES_TO_GO)
+            .clamp(1, MAX_MOVES_TO_GO);
+        let optimum = available / moves_to_go + clock.increment * 3 / 4;
+        let cap = if moves_to_go == 1 {
+            available
+        } else {
+            available * 3 / 4
+        };
+        let hard = (optimum * 4).min(cap);
+        Budget {
+            soft: (optimum * 6 / 10).min(hard),
+            hard,
+        }
+    });
+    match (from_movetime, from_clock) {
+        (Some(a), Some(b)) => Some(Budget {
+            soft: a.soft.min(b.soft),
+            hard: a.hard.min(b.hard),
+        }),
+        (a, b) => a.or(b),
+    }
+}
+
+/// The clock of one search.
+pub struct TimeManager {
+    budget: Option<Budget>,
+    started: Instant,
+    pondering: bool,
+}
+
+impl TimeManager {
+    /// Starts timing now (or, while pondering, once pondering ends).
+    pub fn new(limits: &SearchLimits, overhead: Duration, pondering: bool) -> TimeManager {
+        TimeManager {
+            budget: budget(limits, overhead),
+            started: Instant::now(),
+            pondering,
+        }
+    }
+
+    /// Pondering ended: the move is now ours and the clock starts.
+    pub fn ponder_hit(&mut self) {
+        if self.pondering {
+            self.pondering = false;
+            self.started = Instant::now();
+        }
+    }
+
+    /// Whether the search is still pondering.
+    pub fn pondering(&self) -> bool {
+        self.pondering
+    }
+
+    fn past(&self, limit: impl Fn(&Budget) -> Duration) -> bool {
+        !self.pondering
+            && self
+                .budget
+                .as_ref()
+                .is_some_and(|budget| self.started.elapsed() >= limit(budget))
+    }
+
+    /// Whether no new iteration should start.
+    pub fn soft_expired(&self) -> bool {
+        self.past(|budget| budget.soft)
+    }
+
+    /// Whether the search must stop now.
+    pub fn hard_expired(&self) -> bool {
+        self.past(|budget| budget.hard)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::search::Clock;
+
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    fn with_clock(time: u64, increment: u64, moves_to_go: Option<u32>) -> SearchLimits {
+        SearchLimits {
+            clock: Some(Clock {
+                time: ms(time),
+                increment: ms(increment),
+                moves_to_go,
+            }),
+            ..SearchLimits::default()
+        }
+    }
+
+    #[test]
+    fn no_time_limit_means_no_budget() {
+        assert_eq!(budget(&SearchLimits::default(), ms(30)), None);
+    }
+
+    #[test]
+    fn movetime_keeps_the_overhead_back() {
+        let limits = SearchLimits {
+            movetime: Some(ms(1000)),
+            ..SearchLimits::default()
+        };
+        assert_eq!(
+            budget(&limits, ms(30)),
+            Some(Budget {
+                soft: ms(970),
+                hard: ms(970)
+            })
+        );
+    }
+
+    #[test]
+    fn a_clock_gives_a_share_of_the_time_and_most_of_the_increment() {
+        let b = budget(&with_clock(60_030, 1000, None), ms(30)).unwrap();
+        // 60 s over 30 moves plus three quarters of the increment.
+        assert_eq!(b.hard, ms(4 * 2750));
+        assert_eq!(b.soft, ms(1650));
+    }
+
+    #[test]
+    fn the_hard_limit_never_exceeds_the_time_left() {
+        for (time, increment, moves_to_go) in [
+            (100, 5000, None),
+            (1000, 0, Some(1)),
+            (20, 0, None),
+            (5, 10, Some(2)),
+        ] {
+            let b = budget(&with_clock(time, increment, moves_to_go), ms(30)).unwrap();
+            assert!(
+                b.hard <= ms(time),
+                "{time} {increment} {moves_to_go:?}: {b:?}"
+            );
+            assert!(b.soft <= b.hard);
+            assert!(!b.hard.is_zero());
+        }
+        let last_move = budget(&with_clock(1000, 0, Some(1)), ms(30)).unwrap();
+        assert_eq!(last_move.hard, ms(970));
+    }
+
+    #[test]
+    fn pondering_suspends_the_clock_until_the_hit() {
+        let limits = SearchLimits {
+            movetime: Some(ms(1)),
+            ..SearchLimits::default()
+        };
+        let mut manager = TimeManager::new(&limits, Duration::ZERO, true);
+        std::thread::sleep(ms(5));
+        assert!(!manager.hard_expired());
+        manager.ponder_hit();
+        assert!(!manager.pondering());
+        std::thread::sleep(ms(5));
+        assert!(manager.hard_expired());
+    }
+}
