@@ -1,5 +1,6 @@
 //! The `agon` binary: the protocol engine by default, tools as subcommands.
 
+use agon::protocol;
 use agon::rules::{START_FEN, parse_fen};
 use agon::tools::perft::{write_divide, write_perft_table};
 use clap::{Parser, Subcommand};
@@ -19,6 +20,14 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Run the engine's protocol loop on stdin/stdout (also the default).
+    Uci,
+    /// Run the protocol loop, answering `go` with a uniformly random legal move.
+    Random {
+        /// Seed for repeatable choices (default: a fresh random seed).
+        #[arg(long)]
+        seed: Option<u64>,
+    },
     /// Count legal move sequences to a depth (move generator check and speed).
     Perft {
         /// Depth in plies.
@@ -47,7 +56,8 @@ fn main() -> ExitCode {
             divide,
             threads,
         }) => run_perft(depth, fen.as_deref(), divide, threads),
-        None => Err("the protocol loop is not built yet".to_string()),
+        None | Some(Command::Uci) => protocol::run_engine().map_err(|e| e.to_string()),
+        Some(Command::Random { seed }) => protocol::run_random(seed).map_err(|e| e.to_string()),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

@@ -353,6 +353,12 @@ impl fmt::Display for Quoted<'_> {
     }
 }
 
+/// User text made safe for one line of an error message elsewhere in the
+/// protocol: shortened like a token and with control characters escaped.
+pub(crate) fn quote(text: &str) -> String {
+    Quoted(&clip(text)).to_string()
+}
+
 /// Copies a token for an error message, shortened to [`MAX_QUOTED_CHARS`] characters.
 fn clip(token: &str) -> String {
     match token.char_indices().nth(MAX_QUOTED_CHARS) {
