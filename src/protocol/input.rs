@@ -25,9 +25,6 @@ struct GateState {
     backlog: usize,
     /// The running search, if any.
     search: Option<SearchControl>,
-    /// Whether a `go` waits for the running search to end, so that a
-    /// `stop` or `ponderhit` read now belongs to that later search.
-    go_waiting: bool,
 }
 
 /// Shared between the reader and the controller; see the module
@@ -43,12 +40,13 @@ impl Gate {
     }
 
     /// Answers `isready` at once while a search runs; `stop` and
-    /// `ponderhit` too, when nothing sent earlier is still waiting and no
-    /// later search is queued. Sends everything else to the controller.
+    /// `ponderhit` too, when every line sent earlier has been handled (an
+    /// earlier `go` may not have started its search yet). Sends everything
+    /// else to the controller.
     fn route(&self, command: Command, output: &Output, events: &Sender<Event>) {
         let mut state = self.lock();
         if let Some(search) = &state.search {
-            let in_order = state.backlog == 0 && !state.go_waiting;
+            let in_order = state.backlog == 0;
             match command {
                 Command::IsReady => return output.line("readyok"),
                 Command::Stop if in_order => return search.stop.store(true, Ordering::SeqCst),
@@ -83,16 +81,14 @@ impl Gate {
     }
 
     /// The controller has handled an event (`line_handled`: one that the
-    /// reader sent) and publishes its running search and whether a `go`
-    /// waits for that search to end. One lock, so the reader never sees
-    /// the count drop before the new search is visible.
-    pub fn publish(&self, line_handled: bool, search: Option<&SearchControl>, go_waiting: bool) {
+    /// reader sent) and publishes its running search. One lock, so the
+    /// reader never sees the count drop before the new search is visible.
+    pub fn publish(&self, line_handled: bool, search: Option<&SearchControl>) {
         let mut state = self.lock();
         if line_handled {
             state.backlog = state.backlog.saturating_sub(1);
         }
         state.search = search.cloned();
-        state.go_waiting = go_waiting;
     }
 }
 

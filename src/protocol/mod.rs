@@ -18,30 +18,29 @@
 //!
 //! # Ordering
 //!
-//! Replies follow the order of the input, with these deliberate exceptions:
+//! Replies follow the order of the input, with the exceptions that
+//! `protocol.md` asks for: `isready`, `stop`, `ponderhit` and `quit` take
+//! effect at once, even in the middle of a search.
 //!
 //! - `isready` is answered at once whenever a search runs, by the reader
-//!   itself (the controller does the same for one that reached it). While
-//!   no search runs it goes through the controller like any other line, so
+//!   itself (or by the controller, for one that reached it). While no
+//!   search runs it goes through the controller like any other line, so
 //!   `position ...`, `isready`, `go` gets its `readyok` only once the
 //!   position is set.
 //! - `stop` and `ponderhit` act on the running search. The reader applies
-//!   them itself only when every line sent before has been handled and no
-//!   later `go` is queued; otherwise they go through the controller, which
-//!   gives them to the search they belong to. So `go infinite` immediately
-//!   followed by `stop` never loses the `stop`.
+//!   them itself only when every line it sent before has been handled;
+//!   otherwise they go through the controller. So `go infinite` at once
+//!   followed by `stop` never loses the `stop` to a search not yet started.
+//! - Every other line that arrives while a search runs waits, in order,
+//!   until the search has written its `bestmove` (after `stop` for `go
+//!   infinite` and `go ponder`). This includes `go`: a second `go` starts
+//!   only once the first one has answered, so each `go` gets exactly one
+//!   `bestmove`.
 //! - `quit` and the end of input stop the running search at once (from the
 //!   reader), then reach the controller after the lines before them. The
 //!   stopped search writes its `bestmove`; lines still waiting for it then
 //!   run in order, any `go` among them stopping at once with a move; then
 //!   the loop ends. A `perft` in progress is not interrupted.
-//! - While a search runs, lines that would change the game, the options or
-//!   the player (`position`, `setoption`, `ucinewgame`, `perft`, `go`) wait
-//!   until it ends, and every line after them waits too, so that the order
-//!   holds. A `go` while a search runs also stops that search first: its
-//!   `bestmove` comes out, then the new search starts. Read-only lines
-//!   (`d`, `moves`, `status`, `eval`, `query`, `uci`) are answered during
-//!   the search when nothing is waiting.
 
 pub mod command;
 pub mod input;

@@ -81,7 +81,7 @@ impl fmt::Display for OptionError {
                 max,
             } => write!(
                 f,
-                "option '{name}' value {} is out of range {min}..{max}",
+                "option '{name}' must be between {min} and {max}, got '{}'; value unchanged",
                 quote(value)
             ),
             OptionError::NotABoolean { name, value } => write!(
@@ -336,19 +336,23 @@ mod tests {
             (
                 "Hash",
                 Some("0"),
-                "option 'Hash' value 0 is out of range 1..65536",
+                "option 'Hash' must be between 1 and 65536, got '0'",
             ),
-            ("Hash", Some("65537"), "out of range"),
-            ("Hash", Some("-5"), "out of range"),
-            ("Hash", Some("99999999999999999999999"), "out of range"),
+            ("Hash", Some("65537"), "must be between"),
+            ("Hash", Some("-5"), "must be between"),
+            ("Hash", Some("99999999999999999999999"), "must be between"),
             (
                 "Hash",
                 Some("12 MB"),
                 "option 'Hash' needs a whole number, got '12 MB'",
             ),
             ("Threads", Some("x"), "needs a whole number"),
-            ("MultiPV", Some("257"), "out of range 1..256"),
-            ("Move Overhead", Some("10001"), "out of range 0..10000"),
+            ("MultiPV", Some("257"), "must be between 1 and 256"),
+            (
+                "Move Overhead",
+                Some("10001"),
+                "must be between 0 and 10000",
+            ),
             ("Ponder", Some("yes"), "needs 'true' or 'false', got 'yes'"),
             ("Ponder", None, "needs 'value <x>'"),
             ("Clear Hash", Some("now"), "is a button and takes no value"),

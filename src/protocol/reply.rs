@@ -3,7 +3,7 @@
 //! the command.
 
 use super::command::{GoParams, QueryKind};
-use crate::rules::{Color, GameResult, Move};
+use crate::rules::{Color, GameResult, Move, Termination};
 use crate::search::{Bound, Clock, Score, SearchLimits, SearchOutcome, SearchReport};
 use std::fmt::Write;
 use std::time::Duration;
@@ -40,12 +40,30 @@ pub fn info_line(report: &SearchReport) -> String {
     line
 }
 
-/// The `bestmove <m> [ponder <m>]` line, `bestmove (none)` without a move.
-pub fn bestmove_line(outcome: &SearchOutcome) -> String {
+/// The `bestmove <m> [ponder <m>]` line, `bestmove (none)` without a move;
+/// the expected reply is named only when the `Ponder` option is on.
+pub fn bestmove_line(outcome: &SearchOutcome, with_ponder: bool) -> String {
     match (outcome.best, outcome.ponder) {
         (None, _) => "bestmove (none)".to_string(),
-        (Some(best), None) => format!("bestmove {best}"),
-        (Some(best), Some(ponder)) => format!("bestmove {best} ponder {ponder}"),
+        (Some(best), Some(ponder)) if with_ponder => format!("bestmove {best} ponder {ponder}"),
+        (Some(best), _) => format!("bestmove {best}"),
+    }
+}
+
+/// How a finished game ended, in the words of `info string game over:`.
+pub fn describe_result(result: GameResult) -> String {
+    match result {
+        GameResult::Ongoing => "the game goes on".to_string(),
+        GameResult::Draw => "draw by threefold repetition".to_string(),
+        GameResult::Win { winner, reason } => {
+            let (winner, loser) = (winner.name(), (!winner).name());
+            match reason {
+                Termination::Formation => format!("{winner} wins by formation"),
+                Termination::Forfeit => format!("{winner} wins, {loser} forfeited"),
+                Termination::NoMoves => format!("{winner} wins, {loser} has no legal move"),
+                Termination::Repetition => "draw by threefold repetition".to_string(),
+            }
+        }
     }
 }
 
@@ -103,7 +121,6 @@ pub fn search_limits(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rules::Termination;
     use crate::rules::notation::parse_move_cells;
 
     fn mv(text: &str) -> Move {
@@ -151,11 +168,33 @@ mod tests {
             depth: 0,
             nodes: 0,
         };
-        assert_eq!(bestmove_line(&outcome), "bestmove (none)");
+        assert_eq!(bestmove_line(&outcome, true), "bestmove (none)");
         outcome.best = Some(mv("b1c2"));
-        assert_eq!(bestmove_line(&outcome), "bestmove b1c2 ponder f1f2");
+        assert_eq!(bestmove_line(&outcome, true), "bestmove b1c2 ponder f1f2");
+        assert_eq!(bestmove_line(&outcome, false), "bestmove b1c2");
         outcome.ponder = None;
-        assert_eq!(bestmove_line(&outcome), "bestmove b1c2");
+        assert_eq!(bestmove_line(&outcome, true), "bestmove b1c2");
+    }
+
+    #[test]
+    fn game_over_wording() {
+        let win = |winner, reason| describe_result(GameResult::Win { winner, reason });
+        assert_eq!(
+            win(Color::White, Termination::Formation),
+            "white wins by formation"
+        );
+        assert_eq!(
+            win(Color::Black, Termination::Forfeit),
+            "black wins, white forfeited"
+        );
+        assert_eq!(
+            win(Color::White, Termination::NoMoves),
+            "white wins, black has no legal move"
+        );
+        assert_eq!(
+            describe_result(GameResult::Draw),
+            "draw by threefold repetition"
+        );
     }
 
     #[test]

@@ -1,12 +1,13 @@
 //! The controller: the game, the options and the player, changed by the
 //! commands in the order they arrive, with the search on its own thread.
 
+use super::command::quote;
 use super::command::{Command, GoParams};
 use super::input::{Event, Gate};
 use super::options::{self, Effect, Settings};
 use super::output::Output;
 use super::player::Player;
-use super::reply::{bestmove_line, info_line, query_response, search_limits};
+use super::reply::{bestmove_line, describe_result, info_line, query_response, search_limits};
 use crate::rules::notation::board_picture;
 use crate::rules::{
     Game, GameResult, Move, Position, START_FEN, legal_moves, parse_fen, parse_move, to_fen,
@@ -76,11 +77,7 @@ impl Session {
                 Event::Line(line) => self.dispatch(line),
                 Event::SearchDone => self.search_ended(),
             }
-            gate.publish(
-                from_reader,
-                self.running.as_ref().map(|r| &r.control),
-                self.go_waiting(),
-            );
+            gate.publish(from_reader, self.running.as_ref().map(|r| &r.control));
         }
         // Lines still waiting run now, and every search, also one that they
         // start, stops at once and reports its move.
@@ -95,41 +92,17 @@ impl Session {
     fn dispatch(&mut self, line: Result<Command, String>) {
         // Nothing is deferred without a running search: `search_ended`
         // drains the queue.
-        if let Some(running) = &self.running {
-            let go_waiting = self.go_waiting();
-            match &line {
+        if self.running.is_some() {
+            match line {
                 // Only asks whether the engine is alive, which it is.
-                Ok(Command::IsReady) => return self.output.line("readyok"),
-                // These belong to the running search unless a later `go`
-                // is already waiting for it to end.
-                Ok(Command::Stop | Command::PonderHit) if !go_waiting => {
-                    return self.execute(line);
-                }
-                // A new `go` replaces the running search, which stops and
-                // reports its move first.
-                Ok(Command::Go(_)) => running.control.stop.store(true, Ordering::SeqCst),
-                _ => {}
+                Ok(Command::IsReady) => self.output.line("readyok"),
+                // These act on the running search at once.
+                Ok(Command::Stop | Command::PonderHit) => self.execute(line),
+                _ => self.deferred.push_back(line),
             }
-            let changes_state = matches!(
-                line,
-                Ok(Command::Go(_)
-                    | Command::Position { .. }
-                    | Command::SetOption { .. }
-                    | Command::NewGame
-                    | Command::Perft { .. })
-            );
-            if changes_state || !self.deferred.is_empty() {
-                self.deferred.push_back(line);
-                return;
-            }
+            return;
         }
         self.execute(line);
-    }
-
-    fn go_waiting(&self) -> bool {
-        self.deferred
-            .iter()
-            .any(|line| matches!(line, Ok(Command::Go(_))))
     }
 
     fn search_ended(&mut self) {
@@ -229,7 +202,11 @@ impl Session {
             None => self.start,
             Some(fen) => match parse_fen(fen) {
                 Ok(position) => position,
-                Err(e) => return self.output.error(format_args!("bad FEN: {e}")),
+                Err(e) => {
+                    return self
+                        .output
+                        .error(format_args!("invalid FEN: {e}; position unchanged"));
+                }
             },
         };
         let mut game = Game::new(start);
@@ -238,11 +215,15 @@ impl Session {
             let result = game.result();
             if result != GameResult::Ongoing {
                 return self.output.error(format_args!(
-                    "move {number} ({text}): the game is already over ({result})"
+                    "move {number} '{}' comes after the end of the game ({}); position unchanged",
+                    quote(text),
+                    describe_result(result)
                 ));
             }
             if let Err(e) = game.play_text(text) {
-                return self.output.error(format_args!("move {number}: {e}"));
+                return self.output.error(format_args!(
+                    "move {number} of the list: {e}; position unchanged"
+                ));
             }
         }
         self.game = game;
@@ -255,7 +236,7 @@ impl Session {
         let result = self.game.result();
         if result != GameResult::Ongoing {
             return self.output.lines([
-                format!("info string game over: {result}"),
+                format!("info string game over: {}", describe_result(result)),
                 "bestmove (none)".to_string(),
             ]);
         }
@@ -278,13 +259,15 @@ impl Session {
         let control = SearchControl::default();
         control.pondering.store(params.ponder, Ordering::SeqCst);
         control.stop.store(self.quitting, Ordering::SeqCst);
+        let with_ponder = self.settings.ponder;
         let thread = {
             let game = self.game.clone();
             let control = control.clone();
             let output = self.output.clone();
             let events = self.events.clone();
             thread::Builder::new().name("search".into()).spawn(move || {
-                let player = search_and_report(player, &game, &limits, &control, &output);
+                let player =
+                    search_and_report(player, &game, &limits, &control, &output, with_ponder);
                 // The controller may be gone already when quitting.
                 let _ = events.send(Event::SearchDone);
                 player
@@ -302,8 +285,9 @@ impl Session {
     fn display(&self) {
         let position = self.game.position();
         let mut lines: Vec<String> = board_picture(position).lines().map(String::from).collect();
-        lines.push(format!("fen {}", to_fen(position)));
-        lines.push(format!("key {:016x}", position.key()));
+        lines.push(format!("Fen: {}", to_fen(position)));
+        lines.push(format!("Key: {:016x}", position.key()));
+        lines.push(format!("Side to move: {}", position.side_to_move().name()));
         self.output.lines(lines);
     }
 
@@ -344,6 +328,7 @@ fn search_and_report(
     limits: &SearchLimits,
     control: &SearchControl,
     output: &Output,
+    with_ponder: bool,
 ) -> Box<dyn Player> {
     let thought = catch_unwind(AssertUnwindSafe(|| {
         player.think(game, limits, control, &mut |report| {
@@ -358,7 +343,7 @@ fn search_and_report(
         thread::sleep(HOLD_POLL);
     }
     match thought {
-        Ok(outcome) => output.line(&bestmove_line(&outcome)),
+        Ok(outcome) => output.line(&bestmove_line(&outcome, with_ponder)),
         Err(_) => {
             // Still one bestmove per go, so that a GUI is never left waiting.
             let fallback = legal_moves(game.position()).iter().next().copied();

@@ -1,3 +1,4 @@
-//! Tools built on the rules and the engine: perft, and more to come.
+//! Tools built on the rules and the engine: perft and match statistics.
 
 pub mod perft;
+pub mod stats;
