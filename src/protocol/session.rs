@@ -17,7 +17,8 @@ use crate::search::{SearchControl, SearchLimits};
 use crate::tools::perft::write_divide;
 use std::collections::VecDeque;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, Sender};
 use std::thread::{self, JoinHandle};
 use std::time::Duration;
@@ -29,6 +30,9 @@ const HOLD_POLL: Duration = Duration::from_millis(1);
 /// A search thread and its flags. The thread hands the player back.
 struct Running {
     control: SearchControl,
+    /// Set by the search thread just before it writes `bestmove`: from then
+    /// on the search is over for the protocol, and joining it is quick.
+    answered: Arc<AtomicBool>,
     thread: JoinHandle<Box<dyn Player>>,
 }
 
@@ -75,7 +79,8 @@ impl Session {
             match event {
                 Event::Line(Ok(Command::Quit)) => break,
                 Event::Line(line) => self.dispatch(line),
-                Event::SearchDone => self.search_ended(),
+                // Possibly about a search already reaped by `dispatch`.
+                Event::SearchDone => self.reap_answered(),
             }
             gate.publish(from_reader, self.running.as_ref().map(|r| &r.control));
         }
@@ -90,6 +95,10 @@ impl Session {
 
     /// Runs a line now, or keeps it for when the search ends.
     fn dispatch(&mut self, line: Result<Command, String>) {
+        // A search that has answered is over, even if its thread has not
+        // said so yet: a `go` and `stop` sent right after its `bestmove`
+        // belong to the next search.
+        self.reap_answered();
         // Nothing is deferred without a running search: `search_ended`
         // drains the queue.
         if self.running.is_some() {
@@ -103,6 +112,16 @@ impl Session {
             return;
         }
         self.execute(line);
+    }
+
+    fn reap_answered(&mut self) {
+        if self
+            .running
+            .as_ref()
+            .is_some_and(|running| running.answered.load(Ordering::SeqCst))
+        {
+            self.search_ended();
+        }
     }
 
     fn search_ended(&mut self) {
@@ -260,21 +279,36 @@ impl Session {
         control.pondering.store(params.ponder, Ordering::SeqCst);
         control.stop.store(self.quitting, Ordering::SeqCst);
         let with_ponder = self.settings.ponder;
+        let answered = Arc::new(AtomicBool::new(false));
         let thread = {
+            let answered = Arc::clone(&answered);
             let game = self.game.clone();
             let control = control.clone();
             let output = self.output.clone();
             let events = self.events.clone();
             thread::Builder::new().name("search".into()).spawn(move || {
-                let player =
-                    search_and_report(player, &game, &limits, &control, &output, with_ponder);
+                let player = search_and_report(
+                    player,
+                    &game,
+                    &limits,
+                    &control,
+                    &output,
+                    with_ponder,
+                    &answered,
+                );
                 // The controller may be gone already when quitting.
                 let _ = events.send(Event::SearchDone);
                 player
             })
         };
         match thread {
-            Ok(thread) => self.running = Some(Running { control, thread }),
+            Ok(thread) => {
+                self.running = Some(Running {
+                    control,
+                    answered,
+                    thread,
+                });
+            }
             Err(e) => {
                 log::error!("cannot start the search thread: {e}");
                 self.output.error("cannot start the search thread");
@@ -329,6 +363,7 @@ fn search_and_report(
     control: &SearchControl,
     output: &Output,
     with_ponder: bool,
+    answered: &AtomicBool,
 ) -> Box<dyn Player> {
     let thought = catch_unwind(AssertUnwindSafe(|| {
         player.think(game, limits, control, &mut |report| {
@@ -342,6 +377,7 @@ fn search_and_report(
     while held() {
         thread::sleep(HOLD_POLL);
     }
+    answered.store(true, Ordering::SeqCst);
     match thought {
         Ok(outcome) => output.line(&bestmove_line(&outcome, with_ponder)),
         Err(_) => {
