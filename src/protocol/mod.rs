@@ -6,7 +6,7 @@
 //! - The **reader** (its own thread) reads the input as bytes, one bounded
 //!   line at a time, parses it ([`command::parse_command`]) and either
 //!   answers it itself or sends it, in input order, to the controller.
-//! - The **controller** (the calling thread, [`session::Session`]) owns the
+//! - The **controller** (the calling thread, `session::Session`) owns the
 //!   game, the options and the player, and runs the lines it receives in
 //!   order. It never blocks on a search, so it stays responsive.
 //! - The **search thread** runs one `go`: it writes the `info` lines, holds
@@ -43,12 +43,12 @@
 //!   the loop ends. A `perft` in progress is not interrupted.
 
 pub mod command;
-pub mod input;
+mod input;
 pub mod options;
 pub mod output;
 pub mod player;
 pub mod reply;
-pub mod session;
+mod session;
 
 use crate::search::{Engine, EngineOptions};
 use input::{Gate, read_commands};
