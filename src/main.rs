@@ -33,6 +33,13 @@ enum Command {
         #[arg(long, default_value_t = 1)]
         threads: usize,
     },
+    /// Play engines against each other (cutechess/fastchess-style options; see `agon match --help`).
+    #[command(disable_help_flag = true)]
+    Match {
+        /// The match options, read by the match runner.
+        #[arg(allow_hyphen_values = true, trailing_var_arg = true)]
+        args: Vec<String>,
+    },
 }
 
 fn main() -> ExitCode {
@@ -47,6 +54,7 @@ fn main() -> ExitCode {
             divide,
             threads,
         }) => run_perft(depth, fen.as_deref(), divide, threads),
+        Some(Command::Match { args }) => agon::tools::match_runner::run(&args),
         None => Err("the protocol loop is not built yet".to_string()),
     };
     match outcome {

@@ -1,3 +1,6 @@
-//! Tools built on the rules and the engine: perft, and more to come.
+//! Tools built on the rules and the engine: perft, match statistics, the
+//! match runner and position analysis.
 
+pub mod match_runner;
 pub mod perft;
+pub mod stats;
