@@ -1,0 +1,3 @@
+//! The engine's line protocol (UCI style, with UGI compatibility).
+
+pub mod command;
