@@ -10,10 +10,11 @@ misbehaviour:
   crash     exits instead of answering its second `go`
   illegal   answers `go` with the illegal move f1f3
   silent    answers `isready` but never `go`
-  late      answers `go` only after 0.5 s
+  late [S]  answers `go` only after S seconds (default 0.5)
+  whiteonly plays the shuffle as White and the illegal move f1f3 as Black
   nostart   never says `uciok`
-  lone      like good, but sends no newline after its last line and exits
-            after the game (an abrupt end of output)
+  pattern P game k (counted by `ucinewgame`) follows letter k of P: `d`
+            plays the shuffle, `i` plays the illegal move f1f3
 """
 import sys
 import time
@@ -28,8 +29,10 @@ def say(line):
 
 def main():
     mode = sys.argv[1] if len(sys.argv) > 1 else "good"
+    pattern = sys.argv[2] if mode == "pattern" else ""
     plies = 0
     searches = 0
+    games = 0
     for raw in sys.stdin:
         words = raw.split()
         if not words:
@@ -43,6 +46,8 @@ def main():
             say("uciok")
         elif command == "isready":
             say("readyok")
+        elif command == "ucinewgame":
+            games += 1
         elif command == "position":
             plies = len(words) - words.index("moves") - 1 if "moves" in words else 0
         elif command == "go":
@@ -52,8 +57,11 @@ def main():
             if mode == "silent":
                 continue
             if mode == "late":
-                time.sleep(0.5)
-            if mode == "illegal":
+                time.sleep(float(sys.argv[2]) if len(sys.argv) > 2 else 0.5)
+            cheat = mode == "pattern" and pattern[(games - 1) % len(pattern)] == "i"
+            if mode == "whiteonly" and plies % 2 == 1:
+                cheat = True
+            if mode == "illegal" or cheat:
                 say("bestmove f1f3")
                 continue
             side = plies % 2

@@ -498,6 +498,10 @@ impl Runner {
     fn sprt_decision(&self) -> Option<SprtDecision> {
         let sprt = self.shared.config.sprt.as_ref()?;
         let tally = self.tallies().into_iter().next()?;
+        // With pairs, a lone game waiting for its partner must not decide the test.
+        if self.shared.config.repeat && tally.pairs() == 0 {
+            return None;
+        }
         sprt.status(&tally).decision
     }
 

@@ -9,7 +9,7 @@ use std::fs::{File, OpenOptions};
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
 
-/// How a game ended, as the `Termination` tag names it.
+/// How a game ended, as the `Termination` tag names it (JSON uses the same words).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Ending {
@@ -24,14 +24,17 @@ pub enum Ending {
     /// The move limit was reached.
     Adjudication,
     /// A clock ran out.
+    #[serde(rename = "time forfeit")]
     TimeForfeit,
     /// An engine played an illegal move.
+    #[serde(rename = "illegal move")]
     IllegalMove,
     /// An engine died.
     Crash,
     /// An engine stopped answering.
     Stall,
     /// An engine could not be started.
+    #[serde(rename = "startup failure")]
     StartupFailure,
 }
 
@@ -387,6 +390,10 @@ mod tests {
 
     #[test]
     fn verdicts_round_trip_through_json() {
+        for ending in [Ending::NoMoves, Ending::TimeForfeit, Ending::StartupFailure] {
+            let json = serde_json::to_string(&ending).unwrap();
+            assert_eq!(json, format!("\"{}\"", ending.tag()));
+        }
         let json = serde_json::to_string(&record(1)).unwrap();
         assert!(json.contains("\"verdict\":{\"Win\":\"white\"}"), "{json}");
         assert!(json.contains("\"score\":{\"cp\":35}"), "{json}");

@@ -150,6 +150,13 @@ impl Thinking {
             }
             Some("info") => {
                 let words: Vec<&str> = words.collect();
+                // Only the main line speaks for the move that will be played.
+                let secondary = words
+                    .windows(2)
+                    .any(|pair| pair[0] == "multipv" && pair[1] != "1");
+                if secondary {
+                    return false;
+                }
                 for (index, word) in words.iter().enumerate() {
                     let next = words.get(index + 1);
                     let after = words.get(index + 2);
@@ -440,6 +447,7 @@ mod tests {
         assert!(!thinking.read("info depth 3 seldepth 5 score cp -12 nodes 100 pv f1f2"));
         assert!(!thinking.read("info depth 4 score mate 2"));
         assert!(!thinking.read("info string depth x score cp"));
+        assert!(!thinking.read("info depth 9 multipv 2 score cp 50"));
         assert!(thinking.read("bestmove f1f2 ponder f11f10"));
         assert_eq!(thinking.score, Some(ScoreRecord::Mate(2)));
         assert_eq!(thinking.depth, Some(4));
