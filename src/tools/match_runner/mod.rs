@@ -16,7 +16,7 @@ use options::{MatchConfig, PER_INVOCATION, Request};
 use record::{GameRecord, RecordWriter, Verdict};
 use referee::{GameSetup, play_game};
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io::Write;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -186,13 +186,13 @@ fn interrupted() -> &'static Arc<AtomicBool> {
 struct Queue {
     next: u64,
     total: u64,
-    done: Vec<bool>,
+    done: BTreeSet<u64>,
     left_to_start: Option<u64>,
 }
 
 impl Queue {
     fn take(&mut self) -> Option<u64> {
-        while self.next < self.total && self.done[self.next as usize] {
+        while self.next < self.total && self.done.contains(&self.next) {
             self.next += 1;
         }
         if self.next >= self.total || self.left_to_start == Some(0) {
@@ -336,10 +336,7 @@ impl Runner {
 
     fn run(mut self) -> Result<(), String> {
         let total = self.shared.config.total_games();
-        let mut done = vec![false; total as usize];
-        for &index in self.finished.keys() {
-            done[index as usize] = true;
-        }
+        let done: BTreeSet<u64> = self.finished.keys().copied().collect();
         if !self.finished.is_empty() {
             println!(
                 "Resuming: {} of {total} games already played",
@@ -354,7 +351,8 @@ impl Runner {
         }));
         let interrupted = Arc::clone(interrupted());
         let (sender, results) = channel::<GameRecord>();
-        let workers: Vec<_> = (0..self.shared.config.concurrency)
+        let threads = (self.shared.config.concurrency as u64).min(total.max(1));
+        let workers: Vec<_> = (0..threads)
             .map(|_| {
                 let sender = sender.clone();
                 let queue = Arc::clone(&queue);
