@@ -2,6 +2,7 @@
 
 use agon::protocol;
 use agon::rules::{START_FEN, parse_fen};
+use agon::tools::analyze::AnalyzeSettings;
 use agon::tools::perft::{write_divide, write_perft_table};
 use clap::{Parser, Subcommand};
 use std::io;
@@ -42,6 +43,36 @@ enum Command {
         #[arg(long, default_value_t = 1)]
         threads: usize,
     },
+    /// Play engines against each other (cutechess/fastchess-style options; see `agon match --help`).
+    #[command(disable_help_flag = true)]
+    Match {
+        /// The match options, read by the match runner.
+        #[arg(allow_hyphen_values = true, trailing_var_arg = true)]
+        args: Vec<String>,
+    },
+    /// Analyse positions (a FEN per line, optionally `; moves ...`) into JSON lines.
+    Analyze {
+        /// File of positions; standard input when absent.
+        file: Option<std::path::PathBuf>,
+        /// Depth limit (default 4 when no limit is given).
+        #[arg(long)]
+        depth: Option<u32>,
+        /// Node limit.
+        #[arg(long)]
+        nodes: Option<u64>,
+        /// Time per position in milliseconds.
+        #[arg(long)]
+        movetime: Option<u64>,
+        /// Transposition table per worker, MiB.
+        #[arg(long, default_value_t = 16)]
+        hash: usize,
+        /// Lines reported per position.
+        #[arg(long, default_value_t = 1)]
+        multipv: usize,
+        /// Worker threads.
+        #[arg(long, default_value_t = 2)]
+        jobs: usize,
+    },
 }
 
 fn main() -> ExitCode {
@@ -58,6 +89,26 @@ fn main() -> ExitCode {
         }) => run_perft(depth, fen.as_deref(), divide, threads),
         None | Some(Command::Uci) => protocol::run_engine().map_err(|e| e.to_string()),
         Some(Command::Random { seed }) => protocol::run_random(seed).map_err(|e| e.to_string()),
+        Some(Command::Match { args }) => agon::tools::match_runner::run(&args),
+        Some(Command::Analyze {
+            file,
+            depth,
+            nodes,
+            movetime,
+            hash,
+            multipv,
+            jobs,
+        }) => run_analyze(
+            file.as_deref(),
+            &AnalyzeSettings {
+                depth,
+                nodes,
+                movetime: movetime.map(std::time::Duration::from_millis),
+                hash_mib: hash,
+                multipv,
+                jobs,
+            },
+        ),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
@@ -80,4 +131,16 @@ fn run_perft(depth: u32, fen: Option<&str>, divide: bool, threads: usize) -> Res
         write_perft_table(&mut out, &position, depth, threads)
     };
     written.map_err(|e| e.to_string())
+}
+
+fn run_analyze(file: Option<&std::path::Path>, settings: &AnalyzeSettings) -> Result<(), String> {
+    let mut out = io::stdout().lock();
+    match file {
+        Some(path) => {
+            let input = std::fs::File::open(path)
+                .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+            agon::tools::analyze::run(io::BufReader::new(input), &mut out, settings)
+        }
+        None => agon::tools::analyze::run(io::stdin().lock(), &mut out, settings),
+    }
 }

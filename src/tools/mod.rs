@@ -1,4 +1,7 @@
-//! Tools built on the rules and the engine: perft and match statistics.
+//! Tools built on the rules and the engine: perft, match statistics, the
+//! match runner and position analysis.
 
+pub mod analyze;
+pub mod match_runner;
 pub mod perft;
 pub mod stats;
