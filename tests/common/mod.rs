@@ -51,6 +51,11 @@ impl Agon {
         }
     }
 
+    /// The operating system's id of the process.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Sends one line (a newline is added).
     pub fn send(&mut self, line: &str) {
         let mut bytes = line.as_bytes().to_vec();
