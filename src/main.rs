@@ -1,6 +1,8 @@
 //! The `agon` binary: the protocol engine by default, tools as subcommands.
 
+use agon::protocol;
 use agon::rules::{START_FEN, parse_fen};
+use agon::tools::analyze::AnalyzeSettings;
 use agon::tools::perft::{write_divide, write_perft_table};
 use clap::{Parser, Subcommand};
 use std::io;
@@ -19,6 +21,14 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Run the engine's protocol loop on stdin/stdout (also the default).
+    Uci,
+    /// Run the protocol loop, answering `go` with a uniformly random legal move.
+    Random {
+        /// Seed for repeatable choices (default: a fresh random seed).
+        #[arg(long)]
+        seed: Option<u64>,
+    },
     /// Count legal move sequences to a depth (move generator check and speed).
     Perft {
         /// Depth in plies.
@@ -39,6 +49,36 @@ enum Command {
         #[arg(default_value_t = agon::tools::bench::DEFAULT_DEPTH)]
         depth: u32,
     },
+    /// Play engines against each other (cutechess/fastchess-style options; see `agon match --help`).
+    #[command(disable_help_flag = true)]
+    Match {
+        /// The match options, read by the match runner.
+        #[arg(allow_hyphen_values = true, trailing_var_arg = true)]
+        args: Vec<String>,
+    },
+    /// Analyse positions (a FEN per line, optionally `; moves ...`) into JSON lines.
+    Analyze {
+        /// File of positions; standard input when absent.
+        file: Option<std::path::PathBuf>,
+        /// Depth limit (default 4 when no limit is given).
+        #[arg(long)]
+        depth: Option<u32>,
+        /// Node limit.
+        #[arg(long)]
+        nodes: Option<u64>,
+        /// Time per position in milliseconds.
+        #[arg(long)]
+        movetime: Option<u64>,
+        /// Transposition table per worker, MiB.
+        #[arg(long, default_value_t = 16)]
+        hash: usize,
+        /// Lines reported per position.
+        #[arg(long, default_value_t = 1)]
+        multipv: usize,
+        /// Worker threads.
+        #[arg(long, default_value_t = 2)]
+        jobs: usize,
+    },
 }
 
 fn main() -> ExitCode {
@@ -57,7 +97,28 @@ fn main() -> ExitCode {
             agon::tools::bench::run_bench(&mut io::stdout().lock(), depth)
                 .map_err(|e| e.to_string())
         }
-        None => Err("the protocol loop is not built yet".to_string()),
+        None | Some(Command::Uci) => protocol::run_engine().map_err(|e| e.to_string()),
+        Some(Command::Random { seed }) => protocol::run_random(seed).map_err(|e| e.to_string()),
+        Some(Command::Match { args }) => agon::tools::match_runner::run(&args),
+        Some(Command::Analyze {
+            file,
+            depth,
+            nodes,
+            movetime,
+            hash,
+            multipv,
+            jobs,
+        }) => run_analyze(
+            file.as_deref(),
+            &AnalyzeSettings {
+                depth,
+                nodes,
+                movetime: movetime.map(std::time::Duration::from_millis),
+                hash_mib: hash,
+                multipv,
+                jobs,
+            },
+        ),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
@@ -80,4 +141,16 @@ fn run_perft(depth: u32, fen: Option<&str>, divide: bool, threads: usize) -> Res
         write_perft_table(&mut out, &position, depth, threads)
     };
     written.map_err(|e| e.to_string())
+}
+
+fn run_analyze(file: Option<&std::path::Path>, settings: &AnalyzeSettings) -> Result<(), String> {
+    let mut out = io::stdout().lock();
+    match file {
+        Some(path) => {
+            let input = std::fs::File::open(path)
+                .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+            agon::tools::analyze::run(io::BufReader::new(input), &mut out, settings)
+        }
+        None => agon::tools::analyze::run(io::stdin().lock(), &mut out, settings),
+    }
 }

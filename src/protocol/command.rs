@@ -318,7 +318,7 @@ impl fmt::Display for CommandError {
             ),
             CommandError::PerftDepthOutOfRange { command, got } => write!(
                 f,
-                "'{command}': perft depth out of range ({MIN_PERFT_DEPTH}..={MAX_PERFT_DEPTH}), got {}",
+                "{command} depth out of range ({MIN_PERFT_DEPTH}..={MAX_PERFT_DEPTH}), got {}",
                 Quoted(got)
             ),
             CommandError::QueryMissing => write!(
@@ -351,6 +351,12 @@ impl fmt::Display for Quoted<'_> {
         }
         Ok(())
     }
+}
+
+/// User text made safe for one line of an error message elsewhere in the
+/// protocol: shortened like a token and with control characters escaped.
+pub(crate) fn quote(text: &str) -> String {
+    Quoted(&clip(text)).to_string()
 }
 
 /// Copies a token for an error message, shortened to [`MAX_QUOTED_CHARS`] characters.
@@ -1072,7 +1078,7 @@ mod tests {
             ),
             (
                 "go perft 25",
-                "'go perft': perft depth out of range (1..=20), got 25",
+                "go perft depth out of range (1..=20), got 25",
             ),
             ("go perft 3 depth 2", "'go perft' cannot be combined"),
             ("go infinite perft 3", "'go perft' cannot be combined"),
@@ -1093,6 +1099,63 @@ mod tests {
                 "{line:?}: message {message:?} lacks {fragment:?}"
             );
             assert!(!message.contains('\n'), "{line:?}: multi-line message");
+        }
+    }
+
+    /// The exact messages quoted in the error table of `protocol.md`.
+    #[test]
+    fn documented_messages() {
+        let cases: &[(&str, &str)] = &[
+            ("hello", "unknown command 'hello'"),
+            ("isready now", "unexpected 'now' after 'isready'"),
+            ("go depth abc", "'go depth' needs a number, got 'abc'"),
+            ("go depth", "'go depth' needs a number, got nothing"),
+            (
+                "go depth 0",
+                "bad 'go depth' value: got '0', which is below the minimum of 1",
+            ),
+            (
+                "go nodes 99999999999999999999",
+                "bad 'go nodes' value: got '99999999999999999999', \
+                 which is too large (maximum 18446744073709551615)",
+            ),
+            (
+                "go wtime 1000 p1time 900",
+                "duplicate go argument 'p1time' (same as 'wtime', already given)",
+            ),
+            (
+                "go movetime 100 movetime 200",
+                "duplicate go argument 'movetime'",
+            ),
+            ("go fast", "unknown go argument 'fast'"),
+            ("go searchmoves", "'go searchmoves' needs at least one move"),
+            (
+                "go perft 3 depth 2",
+                "'go perft' cannot be combined with other go arguments",
+            ),
+            ("perft 25", "perft depth out of range (1..=20), got 25"),
+            ("perft 0", "perft depth out of range (1..=20), got 0"),
+            (
+                "setoption Hash value 8",
+                "'setoption' needs 'name', got 'Hash'",
+            ),
+            (
+                "position",
+                "'position' needs 'startpos' or 'fen', got nothing",
+            ),
+            ("position fen", "FEN missing after 'position fen'"),
+            (
+                "position startpos f1f2",
+                "unexpected 'f1f2' after 'position startpos' (expected 'moves')",
+            ),
+            (
+                "query winner",
+                "unknown query 'winner' (expected 'gameover', 'p1turn' or 'result')",
+            ),
+            ("Go depth 3", "unknown command 'Go'"),
+        ];
+        for (line, expected) in cases {
+            assert_eq!(err(line), *expected, "{line:?}");
         }
     }
 

@@ -398,10 +398,11 @@ fn erf_series(x: f64) -> f64 {
 /// Evaluates sqrt(pi) * exp(x^2) * erfc(x) = 1 / (x + (1/2) / (x + 1 / (x + (3/2) / (x + ...)))) with the
 /// modified Lentz algorithm; the partial numerators are k/2.
 fn erfc_fraction(x: f64) -> f64 {
+    // Lentz's guard against a vanishing intermediate denominator.
+    const TINY: f64 = 1e-300;
     if x >= ERFC_ZERO_BEYOND {
         return 0.0;
     }
-    const TINY: f64 = 1e-300;
     let mut denominator = x;
     let mut c = x;
     let mut d = 0.0;
@@ -557,6 +558,10 @@ impl SprtStatus {
 
 impl SprtConfig {
     /// A validated configuration: elo0 < elo1, both finite, alpha and beta in (0, 1) with alpha + beta < 1.
+    ///
+    /// # Errors
+    ///
+    /// Returns a message naming the offending parameter when any of those conditions fails.
     pub fn new(
         elo0: f64,
         elo1: f64,

@@ -1,0 +1,93 @@
+//! The one writer of protocol output, shared by every thread: whole lines,
+//! never interleaved, flushed as soon as they are written.
+
+use std::fmt::Display;
+use std::io::Write;
+use std::sync::{Arc, Mutex, PoisonError};
+
+/// A cloneable handle on the protocol's output stream.
+#[derive(Clone)]
+pub struct Output {
+    sink: Arc<Mutex<Box<dyn Write + Send>>>,
+}
+
+impl Output {
+    /// Wraps a stream (stdout in the program, a buffer in tests).
+    pub fn new(sink: impl Write + Send + 'static) -> Output {
+        Output {
+            sink: Arc::new(Mutex::new(Box::new(sink))),
+        }
+    }
+
+    /// Writes one line and flushes it.
+    pub fn line(&self, text: &str) {
+        self.lines([text]);
+    }
+
+    /// Writes several lines as one block (no other thread's line can come
+    /// between them) and flushes once.
+    pub fn lines<S: AsRef<str>>(&self, lines: impl IntoIterator<Item = S>) {
+        // A poisoned lock only means another thread panicked mid-write; the
+        // stream itself is still usable.
+        let mut sink = self.sink.lock().unwrap_or_else(PoisonError::into_inner);
+        let written = lines
+            .into_iter()
+            .try_for_each(|line| writeln!(sink, "{}", line.as_ref()))
+            .and_then(|()| sink.flush());
+        if let Err(e) = written {
+            log::warn!("cannot write protocol output: {e}");
+        }
+    }
+
+    /// Writes `info string error: <what>`, the one reply to a bad line.
+    pub fn error(&self, what: impl Display) {
+        self.line(&format!("info string error: {what}"));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A buffer that the test can still read after handing a clone to `Output`.
+    #[derive(Clone, Default)]
+    struct Shared(Arc<Mutex<Vec<u8>>>);
+
+    impl Write for Shared {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().write(bytes)
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn blocks_stay_whole_across_threads() {
+        let buffer = Shared::default();
+        let output = Output::new(buffer.clone());
+        let writers: Vec<_> = (0..4)
+            .map(|t| {
+                let output = output.clone();
+                std::thread::spawn(move || {
+                    for _ in 0..200 {
+                        output.lines([format!("{t} a"), format!("{t} b")]);
+                    }
+                })
+            })
+            .collect();
+        for writer in writers {
+            writer.join().unwrap();
+        }
+        output.error("x");
+        let text = String::from_utf8(buffer.0.lock().unwrap().clone()).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 1601);
+        for pair in lines[..1600].chunks(2) {
+            let owner = pair[0].split(' ').next().unwrap();
+            assert_eq!(pair[0], format!("{owner} a"));
+            assert_eq!(pair[1], format!("{owner} b"));
+        }
+        assert_eq!(lines[1600], "info string error: x");
+    }
+}

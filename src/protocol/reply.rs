@@ -1,0 +1,269 @@
+//! The text of the engine's replies that carry data: `info` lines,
+//! `bestmove`, `status`, `query` responses and the `go` limits read from
+//! the command.
+
+use super::command::{GoParams, QueryKind};
+use crate::rules::{Color, GameResult, Move, Termination};
+use crate::search::{Bound, Clock, Score, SearchLimits, SearchOutcome, SearchReport};
+use std::fmt::Write;
+use std::time::Duration;
+
+/// The `info depth ... pv ...` line of one search report.
+pub fn info_line(report: &SearchReport) -> String {
+    let mut line = format!(
+        "info depth {} seldepth {} multipv {} score ",
+        report.depth, report.seldepth, report.multipv
+    );
+    match report.score {
+        Score::Centi(cp) => write!(line, "cp {cp}"),
+        Score::Mate(moves) => write!(line, "mate {moves}"),
+    }
+    .ok();
+    match report.bound {
+        Bound::Exact => {}
+        Bound::Lower => line.push_str(" lowerbound"),
+        Bound::Upper => line.push_str(" upperbound"),
+    }
+    let micros = report.elapsed.as_micros().max(1);
+    let nps = u128::from(report.nodes) * 1_000_000 / micros;
+    write!(
+        line,
+        " nodes {} nps {nps} hashfull {} time {} pv",
+        report.nodes,
+        report.hashfull,
+        report.elapsed.as_millis()
+    )
+    .ok();
+    for mv in &report.pv {
+        write!(line, " {mv}").ok();
+    }
+    line
+}
+
+/// The `bestmove <m> [ponder <m>]` line, `bestmove (none)` without a move;
+/// the expected reply is named only when the `Ponder` option is on.
+pub fn bestmove_line(outcome: &SearchOutcome, with_ponder: bool) -> String {
+    match (outcome.best, outcome.ponder) {
+        (None, _) => "bestmove (none)".to_string(),
+        (Some(best), Some(ponder)) if with_ponder => format!("bestmove {best} ponder {ponder}"),
+        (Some(best), _) => format!("bestmove {best}"),
+    }
+}
+
+/// How a finished game ended, in the words of `info string game over:`.
+pub fn describe_result(result: GameResult) -> String {
+    match result {
+        GameResult::Ongoing => "the game goes on".to_string(),
+        GameResult::Draw => "draw by threefold repetition".to_string(),
+        GameResult::Win { winner, reason } => {
+            let (winner, loser) = (winner.name(), (!winner).name());
+            match reason {
+                Termination::Formation => format!("{winner} wins by formation"),
+                Termination::Forfeit => format!("{winner} wins, {loser} forfeited"),
+                Termination::NoMoves => format!("{winner} wins, {loser} has no legal move"),
+                Termination::Repetition => "draw by threefold repetition".to_string(),
+            }
+        }
+    }
+}
+
+/// The `response ...` line of a UGI `query`; player 1 is White.
+pub fn query_response(kind: QueryKind, result: GameResult, side_to_move: Color) -> String {
+    let answer = match kind {
+        QueryKind::GameOver => bool_word(result != GameResult::Ongoing),
+        QueryKind::P1Turn => bool_word(side_to_move == Color::White),
+        QueryKind::Result => match result {
+            GameResult::Ongoing => "none",
+            GameResult::Draw => "draw",
+            GameResult::Win {
+                winner: Color::White,
+                ..
+            } => "p1win",
+            GameResult::Win {
+                winner: Color::Black,
+                ..
+            } => "p2win",
+        },
+    };
+    format!("response {answer}")
+}
+
+fn bool_word(value: bool) -> &'static str {
+    if value { "true" } else { "false" }
+}
+
+/// The search limits of a `go` command, with the clock of the side to move
+/// (`wtime`/`winc` for White, `btime`/`binc` for Black).
+pub fn search_limits(
+    params: &GoParams,
+    side_to_move: Color,
+    searchmoves: Vec<Move>,
+) -> SearchLimits {
+    let (time, increment) = match side_to_move {
+        Color::White => (params.wtime, params.winc),
+        Color::Black => (params.btime, params.binc),
+    };
+    SearchLimits {
+        depth: params.depth,
+        nodes: params.nodes,
+        movetime: params.movetime.map(Duration::from_millis),
+        clock: time.map(|time| Clock {
+            time: Duration::from_millis(time),
+            increment: Duration::from_millis(increment.unwrap_or(0)),
+            moves_to_go: params.movestogo,
+        }),
+        mate: params.mate,
+        infinite: params.infinite,
+        searchmoves,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::notation::parse_move_cells;
+
+    fn mv(text: &str) -> Move {
+        let (from, to) = parse_move_cells(text).unwrap();
+        Move::new(from, to)
+    }
+
+    #[test]
+    fn info_lines() {
+        let mut report = SearchReport {
+            depth: 5,
+            seldepth: 9,
+            multipv: 1,
+            score: Score::Centi(-35),
+            bound: Bound::Exact,
+            nodes: 20_000,
+            elapsed: Duration::from_millis(250),
+            hashfull: 12,
+            pv: vec![mv("f1f2"), mv("f11f10")],
+        };
+        assert_eq!(
+            info_line(&report),
+            "info depth 5 seldepth 9 multipv 1 score cp -35 nodes 20000 nps 80000 \
+             hashfull 12 time 250 pv f1f2 f11f10"
+        );
+        report.score = Score::Mate(-3);
+        report.bound = Bound::Upper;
+        report.elapsed = Duration::ZERO;
+        report.pv.clear();
+        assert_eq!(
+            info_line(&report),
+            "info depth 5 seldepth 9 multipv 1 score mate -3 upperbound nodes 20000 \
+             nps 20000000000 hashfull 12 time 0 pv"
+        );
+        report.bound = Bound::Lower;
+        assert!(info_line(&report).contains("mate -3 lowerbound nodes"));
+    }
+
+    #[test]
+    fn bestmove_lines() {
+        let mut outcome = SearchOutcome {
+            best: None,
+            ponder: Some(mv("f1f2")),
+            score: Score::Centi(0),
+            depth: 0,
+            nodes: 0,
+        };
+        assert_eq!(bestmove_line(&outcome, true), "bestmove (none)");
+        outcome.best = Some(mv("b1c2"));
+        assert_eq!(bestmove_line(&outcome, true), "bestmove b1c2 ponder f1f2");
+        assert_eq!(bestmove_line(&outcome, false), "bestmove b1c2");
+        outcome.ponder = None;
+        assert_eq!(bestmove_line(&outcome, true), "bestmove b1c2");
+    }
+
+    #[test]
+    fn game_over_wording() {
+        let win = |winner, reason| describe_result(GameResult::Win { winner, reason });
+        assert_eq!(
+            win(Color::White, Termination::Formation),
+            "white wins by formation"
+        );
+        assert_eq!(
+            win(Color::Black, Termination::Forfeit),
+            "black wins, white forfeited"
+        );
+        assert_eq!(
+            win(Color::White, Termination::NoMoves),
+            "white wins, black has no legal move"
+        );
+        assert_eq!(
+            describe_result(GameResult::Draw),
+            "draw by threefold repetition"
+        );
+    }
+
+    #[test]
+    fn query_responses() {
+        let black_wins = GameResult::Win {
+            winner: Color::Black,
+            reason: Termination::Forfeit,
+        };
+        let ask = |kind, result, side| query_response(kind, result, side);
+        assert_eq!(
+            ask(QueryKind::GameOver, GameResult::Ongoing, Color::White),
+            "response false"
+        );
+        assert_eq!(
+            ask(QueryKind::GameOver, GameResult::Draw, Color::White),
+            "response true"
+        );
+        assert_eq!(
+            ask(QueryKind::P1Turn, GameResult::Ongoing, Color::Black),
+            "response false"
+        );
+        assert_eq!(
+            ask(QueryKind::P1Turn, GameResult::Ongoing, Color::White),
+            "response true"
+        );
+        assert_eq!(
+            ask(QueryKind::Result, black_wins, Color::White),
+            "response p2win"
+        );
+        assert_eq!(
+            ask(QueryKind::Result, GameResult::Draw, Color::White),
+            "response draw"
+        );
+        assert_eq!(
+            ask(QueryKind::Result, GameResult::Ongoing, Color::White),
+            "response none"
+        );
+    }
+
+    #[test]
+    fn limits_use_the_clock_of_the_side_to_move() {
+        let params = GoParams {
+            wtime: Some(60_000),
+            btime: Some(30_000),
+            winc: Some(1_000),
+            movestogo: Some(20),
+            depth: Some(7),
+            ..GoParams::default()
+        };
+        let white = search_limits(&params, Color::White, Vec::new());
+        let clock = white.clock.unwrap();
+        assert_eq!(clock.time, Duration::from_secs(60));
+        assert_eq!(clock.increment, Duration::from_secs(1));
+        assert_eq!(clock.moves_to_go, Some(20));
+        assert_eq!(white.depth, Some(7));
+        let black = search_limits(&params, Color::Black, vec![mv("f11f10")]);
+        let clock = black.clock.unwrap();
+        assert_eq!(clock.time, Duration::from_secs(30));
+        assert_eq!(clock.increment, Duration::ZERO);
+        assert_eq!(black.searchmoves, vec![mv("f11f10")]);
+        let only_white = GoParams {
+            wtime: Some(5),
+            movetime: Some(300),
+            infinite: true,
+            ..GoParams::default()
+        };
+        let limits = search_limits(&only_white, Color::Black, Vec::new());
+        assert!(limits.clock.is_none());
+        assert_eq!(limits.movetime, Some(Duration::from_millis(300)));
+        assert!(limits.infinite);
+    }
+}

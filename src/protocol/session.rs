@@ -1,0 +1,393 @@
+//! The controller: the game, the options and the player, changed by the
+//! commands in the order they arrive, with the search on its own thread.
+
+use super::command::quote;
+use super::command::{Command, GoParams};
+use super::input::{Event, Gate};
+use super::options::{self, Effect, Settings};
+use super::output::Output;
+use super::player::Player;
+use super::reply::{bestmove_line, describe_result, info_line, query_response, search_limits};
+use crate::rules::notation::board_picture;
+use crate::rules::{
+    Game, GameResult, Move, Position, START_FEN, legal_moves, parse_fen, parse_move, to_fen,
+};
+use crate::search::eval::describe;
+use crate::search::{SearchControl, SearchLimits};
+use crate::tools::perft::write_divide;
+use std::collections::VecDeque;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, Sender};
+use std::thread::{self, JoinHandle};
+use std::time::Duration;
+
+/// How often a finished `go infinite` or ponder search checks whether it
+/// may report its move; short enough to be invisible next to a GUI's latency.
+const HOLD_POLL: Duration = Duration::from_millis(1);
+
+/// A search thread and its flags. The thread hands the player back.
+struct Running {
+    control: SearchControl,
+    /// Set by the search thread just before it writes `bestmove`: from then
+    /// on the search is over for the protocol, and joining it is quick.
+    answered: Arc<AtomicBool>,
+    thread: JoinHandle<Box<dyn Player>>,
+}
+
+/// The controller's state.
+pub struct Session {
+    start: Position,
+    game: Game,
+    settings: Settings,
+    /// The player, absent while it thinks on the search thread.
+    player: Option<Box<dyn Player>>,
+    running: Option<Running>,
+    /// Lines that must wait for the running search to end, in order.
+    deferred: VecDeque<Result<Command, String>>,
+    output: Output,
+    events: Sender<Event>,
+    /// Set by `quit`: searches started from now on stop at once.
+    quitting: bool,
+}
+
+impl Session {
+    /// A session at the start position with default options.
+    pub fn new(mut player: Box<dyn Player>, output: Output, events: Sender<Event>) -> Session {
+        let start = parse_fen(START_FEN).unwrap_or_else(|e| panic!("START_FEN is invalid: {e}"));
+        let settings = Settings::default();
+        player.configure(settings.engine);
+        Session {
+            start,
+            game: Game::new(start),
+            settings,
+            player: Some(player),
+            running: None,
+            deferred: VecDeque::new(),
+            output,
+            events,
+            quitting: false,
+        }
+    }
+
+    /// Handles events until `quit` (or the end of input, which the reader
+    /// turns into `quit`), then stops and waits for any search.
+    pub fn serve(mut self, events: &Receiver<Event>, gate: &Gate) {
+        while let Ok(event) = events.recv() {
+            let from_reader = matches!(event, Event::Line(_));
+            match event {
+                Event::Line(Ok(Command::Quit)) => break,
+                Event::Line(line) => self.dispatch(line),
+                // Possibly about a search already reaped by `dispatch`.
+                Event::SearchDone => self.reap_answered(),
+            }
+            gate.publish(from_reader, self.running.as_ref().map(|r| &r.control));
+        }
+        // Lines still waiting run now, and every search, also one that they
+        // start, stops at once and reports its move.
+        self.quitting = true;
+        while let Some(running) = &self.running {
+            running.control.stop.store(true, Ordering::SeqCst);
+            self.search_ended();
+        }
+    }
+
+    /// Runs a line now, or keeps it for when the search ends.
+    fn dispatch(&mut self, line: Result<Command, String>) {
+        // A search that has answered is over, even if its thread has not
+        // said so yet: a `go` and `stop` sent right after its `bestmove`
+        // belong to the next search.
+        self.reap_answered();
+        // Nothing is deferred without a running search: `search_ended`
+        // drains the queue.
+        if self.running.is_some() {
+            match line {
+                // Only asks whether the engine is alive, which it is.
+                Ok(Command::IsReady) => self.output.line("readyok"),
+                // These act on the running search at once.
+                Ok(Command::Stop | Command::PonderHit) => self.execute(line),
+                _ => self.deferred.push_back(line),
+            }
+            return;
+        }
+        self.execute(line);
+    }
+
+    fn reap_answered(&mut self) {
+        if self
+            .running
+            .as_ref()
+            .is_some_and(|running| running.answered.load(Ordering::SeqCst))
+        {
+            self.search_ended();
+        }
+    }
+
+    fn search_ended(&mut self) {
+        self.join_search();
+        for line in std::mem::take(&mut self.deferred) {
+            self.dispatch(line);
+        }
+    }
+
+    fn join_search(&mut self) {
+        if let Some(running) = self.running.take() {
+            match running.thread.join() {
+                Ok(player) => self.player = Some(player),
+                Err(_) => log::error!("the search thread died; the player is lost"),
+            }
+        }
+    }
+
+    fn execute(&mut self, line: Result<Command, String>) {
+        let command = match line {
+            Ok(command) => command,
+            Err(message) => return self.output.error(message),
+        };
+        match command {
+            Command::Uci => self.identify("uciok"),
+            Command::Ugi => self.identify("ugiok"),
+            Command::IsReady => self.output.line("readyok"),
+            Command::SetOption { name, value } => self.set_option(&name, value.as_deref()),
+            Command::NewGame => {
+                self.with_player(|player| player.clear());
+                self.game = Game::new(self.start);
+            }
+            Command::Position { fen, moves } => self.set_position(fen.as_deref(), &moves),
+            Command::Go(params) => self.go(&params),
+            Command::Stop => {
+                if let Some(running) = &self.running {
+                    running.control.stop.store(true, Ordering::SeqCst);
+                }
+            }
+            Command::PonderHit => {
+                if let Some(running) = &self.running {
+                    running.control.pondering.store(false, Ordering::SeqCst);
+                }
+            }
+            // `serve` ends the loop on `quit` before it gets here.
+            Command::Quit => {}
+            Command::Display => self.display(),
+            Command::Eval => self.output.lines(describe(self.game.position())),
+            Command::Perft { depth } => self.perft(depth),
+            Command::Moves => self.list_moves(),
+            Command::Status => self.output.line(&format!("status {}", self.game.result())),
+            Command::Query(kind) => self.output.line(&query_response(
+                kind,
+                self.game.result(),
+                self.game.position().side_to_move(),
+            )),
+        }
+    }
+
+    fn with_player(&mut self, change: impl FnOnce(&mut dyn Player)) {
+        match self.player.as_deref_mut() {
+            Some(player) => change(player),
+            None => self
+                .output
+                .error("the engine is unavailable after an internal failure"),
+        }
+    }
+
+    fn identify(&mut self, done: &str) {
+        let name = self.player.as_ref().map_or_else(
+            || format!("agon {}", env!("CARGO_PKG_VERSION")),
+            |p| p.name(),
+        );
+        let mut lines = vec![
+            format!("id name {name}"),
+            "id author the agon developers".to_string(),
+        ];
+        lines.extend(options::declarations());
+        lines.push(done.to_string());
+        self.output.lines(lines);
+    }
+
+    fn set_option(&mut self, name: &str, value: Option<&str>) {
+        match options::apply(&mut self.settings, name, value) {
+            Ok(Effect::Changed) => {
+                let engine = self.settings.engine;
+                self.with_player(|player| player.configure(engine));
+            }
+            Ok(Effect::ClearHash) => self.with_player(|player| player.clear()),
+            Err(e) => self.output.error(e),
+        }
+    }
+
+    /// Replaces the game, or leaves it untouched and reports the first problem.
+    fn set_position(&mut self, fen: Option<&str>, moves: &[String]) {
+        let start = match fen {
+            None => self.start,
+            Some(fen) => match parse_fen(fen) {
+                Ok(position) => position,
+                Err(e) => {
+                    return self
+                        .output
+                        .error(format_args!("invalid FEN: {e}; position unchanged"));
+                }
+            },
+        };
+        let mut game = Game::new(start);
+        for (index, text) in moves.iter().enumerate() {
+            let number = index + 1;
+            let result = game.result();
+            if result != GameResult::Ongoing {
+                return self.output.error(format_args!(
+                    "move {number} '{}' comes after the end of the game ({}); position unchanged",
+                    quote(text),
+                    describe_result(result)
+                ));
+            }
+            if let Err(e) = game.play_text(text) {
+                return self.output.error(format_args!(
+                    "move {number} of the list: {e}; position unchanged"
+                ));
+            }
+        }
+        self.game = game;
+    }
+
+    fn go(&mut self, params: &GoParams) {
+        if let Some(depth) = params.perft {
+            return self.perft(depth);
+        }
+        let result = self.game.result();
+        if result != GameResult::Ongoing {
+            return self.output.lines([
+                format!("info string game over: {}", describe_result(result)),
+                "bestmove (none)".to_string(),
+            ]);
+        }
+        let position = self.game.position();
+        let searchmoves: Result<Vec<Move>, _> = params
+            .searchmoves
+            .iter()
+            .map(|text| parse_move(position, text))
+            .collect();
+        let searchmoves = match searchmoves {
+            Ok(moves) => moves,
+            Err(e) => return self.output.error(format_args!("searchmoves: {e}")),
+        };
+        let limits = search_limits(params, position.side_to_move(), searchmoves);
+        let Some(player) = self.player.take() else {
+            return self
+                .output
+                .error("the engine is unavailable after an internal failure");
+        };
+        let control = SearchControl::default();
+        control.pondering.store(params.ponder, Ordering::SeqCst);
+        control.stop.store(self.quitting, Ordering::SeqCst);
+        let with_ponder = self.settings.ponder;
+        let answered = Arc::new(AtomicBool::new(false));
+        let thread = {
+            let answered = Arc::clone(&answered);
+            let game = self.game.clone();
+            let control = control.clone();
+            let output = self.output.clone();
+            let events = self.events.clone();
+            thread::Builder::new().name("search".into()).spawn(move || {
+                let player = search_and_report(
+                    player,
+                    &game,
+                    &limits,
+                    &control,
+                    &output,
+                    with_ponder,
+                    &answered,
+                );
+                // The controller may be gone already when quitting.
+                let _ = events.send(Event::SearchDone);
+                player
+            })
+        };
+        match thread {
+            Ok(thread) => {
+                self.running = Some(Running {
+                    control,
+                    answered,
+                    thread,
+                });
+            }
+            Err(e) => {
+                log::error!("cannot start the search thread: {e}");
+                self.output.error("cannot start the search thread");
+            }
+        }
+    }
+
+    fn display(&self) {
+        let position = self.game.position();
+        let mut lines: Vec<String> = board_picture(position).lines().map(String::from).collect();
+        lines.push(format!("Fen: {}", to_fen(position)));
+        lines.push(format!("Key: {:016x}", position.key()));
+        lines.push(format!("Side to move: {}", position.side_to_move().name()));
+        self.output.lines(lines);
+    }
+
+    fn perft(&self, depth: u32) {
+        let mut text = Vec::new();
+        let threads = self.settings.engine.threads;
+        match write_divide(&mut text, self.game.position(), depth, threads) {
+            Ok(_) => self.output.lines(String::from_utf8_lossy(&text).lines()),
+            Err(e) => self.output.error(format_args!("perft failed: {e}")),
+        }
+    }
+
+    fn list_moves(&self) {
+        let mut moves: Vec<String> = if self.game.result() == GameResult::Ongoing {
+            legal_moves(self.game.position())
+                .iter()
+                .map(ToString::to_string)
+                .collect()
+        } else {
+            Vec::new()
+        };
+        moves.sort();
+        let mut line = String::from("moves");
+        for mv in moves {
+            line.push(' ');
+            line.push_str(&mv);
+        }
+        self.output.line(&line);
+    }
+}
+
+/// The body of the search thread: think, hold the answer while `go
+/// infinite` or pondering asks for it, write exactly one `bestmove`, and
+/// give the player back.
+fn search_and_report(
+    mut player: Box<dyn Player>,
+    game: &Game,
+    limits: &SearchLimits,
+    control: &SearchControl,
+    output: &Output,
+    with_ponder: bool,
+    answered: &AtomicBool,
+) -> Box<dyn Player> {
+    let thought = catch_unwind(AssertUnwindSafe(|| {
+        player.think(game, limits, control, &mut |report| {
+            output.line(&info_line(report));
+        })
+    }));
+    let held = || {
+        (limits.infinite || control.pondering.load(Ordering::SeqCst))
+            && !control.stop.load(Ordering::SeqCst)
+    };
+    while held() {
+        thread::sleep(HOLD_POLL);
+    }
+    answered.store(true, Ordering::SeqCst);
+    match thought {
+        Ok(outcome) => output.line(&bestmove_line(&outcome, with_ponder)),
+        Err(_) => {
+            // Still one bestmove per go, so that a GUI is never left waiting.
+            let fallback = legal_moves(game.position()).iter().next().copied();
+            output.lines([
+                "info string error: internal search failure".to_string(),
+                fallback.map_or_else(|| "bestmove (none)".into(), |mv| format!("bestmove {mv}")),
+            ]);
+        }
+    }
+    player
+}

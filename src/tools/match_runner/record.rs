@@ -1,0 +1,430 @@
+//! What is kept of a finished game, and its PGN-style and JSON-lines forms.
+
+use crate::rules::Color;
+use crate::tools::stats::GameOutcome;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::fs::{File, OpenOptions};
+use std::io::{self, BufWriter, Write};
+use std::path::Path;
+
+/// How a game ended, as the `Termination` tag names it (JSON uses the same words).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Ending {
+    /// A queen and six guards around the throne.
+    Formation,
+    /// Six guards around a throne without their queen.
+    Forfeit,
+    /// A position stood for the third time.
+    Repetition,
+    /// The side to move had no legal move.
+    NoMoves,
+    /// The move limit was reached.
+    Adjudication,
+    /// A clock ran out.
+    #[serde(rename = "time forfeit")]
+    TimeForfeit,
+    /// An engine played an illegal move.
+    #[serde(rename = "illegal move")]
+    IllegalMove,
+    /// An engine died.
+    Crash,
+    /// An engine stopped answering.
+    Stall,
+    /// An engine could not be started.
+    #[serde(rename = "startup failure")]
+    StartupFailure,
+}
+
+impl Ending {
+    /// The `Termination` tag value.
+    pub fn tag(self) -> &'static str {
+        match self {
+            Ending::Formation => "formation",
+            Ending::Forfeit => "forfeit",
+            Ending::Repetition => "repetition",
+            Ending::NoMoves => "no-moves",
+            Ending::Adjudication => "adjudication",
+            Ending::TimeForfeit => "time forfeit",
+            Ending::IllegalMove => "illegal move",
+            Ending::Crash => "crash",
+            Ending::Stall => "stall",
+            Ending::StartupFailure => "startup failure",
+        }
+    }
+
+    /// Whether the losing engine should be restarted before it plays again.
+    pub fn breaks_engine(self) -> bool {
+        matches!(self, Ending::Crash | Ending::Stall | Ending::StartupFailure)
+    }
+}
+
+/// The result of a game.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Verdict {
+    /// Won by this side.
+    Win(#[serde(with = "color_name")] Color),
+    /// Drawn.
+    Draw,
+}
+
+impl Verdict {
+    /// `1-0`, `0-1` or `1/2-1/2`.
+    pub fn code(self) -> &'static str {
+        match self {
+            Verdict::Win(Color::White) => "1-0",
+            Verdict::Win(Color::Black) => "0-1",
+            Verdict::Draw => "1/2-1/2",
+        }
+    }
+
+    /// The result for the engine that played `color`.
+    pub fn outcome_for(self, color: Color) -> GameOutcome {
+        match self {
+            Verdict::Draw => GameOutcome::Draw,
+            Verdict::Win(winner) if winner == color => GameOutcome::Win,
+            Verdict::Win(_) => GameOutcome::Loss,
+        }
+    }
+}
+
+mod color_name {
+    use crate::rules::Color;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(color: &Color, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(color.name())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Color, D::Error> {
+        match String::deserialize(deserializer)?.as_str() {
+            "white" => Ok(Color::White),
+            "black" => Ok(Color::Black),
+            other => Err(serde::de::Error::custom(format!("no colour '{other}'"))),
+        }
+    }
+}
+
+/// An engine's last reported score, from the mover's side.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ScoreRecord {
+    /// Hundredths of a guard.
+    Cp(i32),
+    /// A forced end in this many moves.
+    Mate(i32),
+}
+
+/// One move of a game with what the engine said about it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MoveRecord {
+    /// The move, `<from><to>`.
+    #[serde(rename = "move")]
+    pub text: String,
+    /// Last score reported before it, if any.
+    pub score: Option<ScoreRecord>,
+    /// Last depth reported before it, if any.
+    pub depth: Option<u32>,
+    /// Thinking time measured by the referee.
+    pub time_ms: u64,
+}
+
+/// Everything recorded about one game.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GameRecord {
+    /// 1-based number in the schedule.
+    pub game: u64,
+    /// 1-based round.
+    pub round: u64,
+    /// White engine's name.
+    pub white: String,
+    /// Black engine's name.
+    pub black: String,
+    /// `1-0`, `0-1` or `1/2-1/2`.
+    pub result: String,
+    /// The verdict behind `result`.
+    pub verdict: Verdict,
+    /// The `Termination` tag.
+    pub termination: Ending,
+    /// The reason in words, e.g. `white formation` or `black illegal move f1f3`.
+    pub reason: String,
+    /// The position the opening starts from.
+    pub fen: String,
+    /// Opening moves played before the engines took over.
+    pub book: Vec<String>,
+    /// The engines' moves.
+    pub moves: Vec<MoveRecord>,
+    /// White's limits.
+    pub white_time_control: String,
+    /// Black's limits.
+    pub black_time_control: String,
+    /// The position at the end.
+    pub final_fen: String,
+    /// UTC date the game finished, `YYYY.MM.DD`.
+    pub date: String,
+}
+
+impl GameRecord {
+    /// The PGN-style text of the game, ending with a blank line.
+    pub fn pgn(&self) -> String {
+        let mut text = String::new();
+        let mut tag = |name: &str, value: &str| {
+            let escaped = value.replace('\\', "\\\\").replace('"', "\\\"");
+            let _ = writeln!(text, "[{name} \"{escaped}\"]");
+        };
+        tag("Event", "agon match");
+        tag("Site", "local");
+        tag("Date", &self.date);
+        tag("Round", &self.round.to_string());
+        tag("White", &self.white);
+        tag("Black", &self.black);
+        tag("Result", &self.result);
+        tag("FEN", &self.fen);
+        tag("Variant", "agon");
+        if self.white_time_control == self.black_time_control {
+            tag("TimeControl", &self.white_time_control);
+        } else {
+            tag("TimeControl", "?");
+            tag("WhiteTimeControl", &self.white_time_control);
+            tag("BlackTimeControl", &self.black_time_control);
+        }
+        tag("Termination", self.termination.tag());
+        text.push('\n');
+        let white_first = self.fen.split_whitespace().nth(1) != Some("b");
+        let first_number: u32 = self
+            .fen
+            .split_whitespace()
+            .nth(2)
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(1);
+        let book = self.book.iter().map(|m| (m.clone(), "book".to_string()));
+        let played = self.moves.iter().map(|m| (m.text.clone(), move_comment(m)));
+        let mut tokens = Vec::new();
+        for (ply, (mv, comment)) in book.chain(played).enumerate() {
+            let ply = ply + usize::from(!white_first);
+            let number = first_number as usize + ply / 2;
+            if ply % 2 == 0 {
+                tokens.push(format!("{number}."));
+            } else if tokens.is_empty() {
+                tokens.push(format!("{number}..."));
+            }
+            tokens.push(mv);
+            tokens.push(format!("{{{comment}}}"));
+        }
+        tokens.push(format!("{{{}}}", self.reason));
+        tokens.push(self.result.clone());
+        text.push_str(&wrap(&tokens, 79));
+        text.push_str("\n\n");
+        text
+    }
+}
+
+fn move_comment(mv: &MoveRecord) -> String {
+    let score = match mv.score {
+        Some(ScoreRecord::Cp(cp)) => format!("{:+.2}", f64::from(cp) / 100.0),
+        Some(ScoreRecord::Mate(n)) if n >= 0 => format!("+M{n}"),
+        Some(ScoreRecord::Mate(n)) => format!("-M{}", n.unsigned_abs()),
+        None => "?".to_string(),
+    };
+    let depth = mv.depth.map(|d| format!("/{d}")).unwrap_or_default();
+    format!("{score}{depth} {:.3}s", mv.time_ms as f64 / 1000.0)
+}
+
+/// Joins tokens with spaces into lines of at most `width` characters (longer tokens stand alone).
+fn wrap(tokens: &[String], width: usize) -> String {
+    let mut text = String::new();
+    let mut line_length = 0;
+    for token in tokens {
+        if line_length > 0 && line_length + 1 + token.len() > width {
+            text.push('\n');
+            line_length = 0;
+        } else if line_length > 0 {
+            text.push(' ');
+            line_length += 1;
+        }
+        text.push_str(token);
+        line_length += token.len();
+    }
+    text
+}
+
+/// Today's UTC date as `YYYY.MM.DD`.
+pub fn today() -> String {
+    let days = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() / 86_400)
+        .unwrap_or(0);
+    let (year, month, day) = civil_date(days as i64);
+    format!("{year:04}.{month:02}.{day:02}")
+}
+
+/// The proleptic Gregorian date of a day counted from 1970-01-01.
+fn civil_date(days: i64) -> (i64, u32, u32) {
+    // Count in 400-year eras starting on 0000-03-01, so that the leap day ends each year.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let day_of_era = z.rem_euclid(146_097);
+    let year_of_era =
+        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
+    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+    let month_index = (5 * day_of_year + 2) / 153;
+    let day = (day_of_year - (153 * month_index + 2) / 5 + 1) as u32;
+    let month = if month_index < 10 {
+        month_index + 3
+    } else {
+        month_index - 9
+    } as u32;
+    let year = year_of_era + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}
+
+/// Appends records to the PGN and JSON-lines files in game order, holding
+/// back games that finished before an earlier one.
+pub struct RecordWriter {
+    pgn: Option<BufWriter<File>>,
+    jsonl: Option<BufWriter<File>>,
+    /// Games 1..=written are on disk.
+    written: u64,
+    pending: BTreeMap<u64, GameRecord>,
+}
+
+fn append(path: Option<&Path>) -> io::Result<Option<BufWriter<File>>> {
+    path.map(|p| {
+        OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(p)
+            .map(BufWriter::new)
+    })
+    .transpose()
+}
+
+impl RecordWriter {
+    /// Opens the files for appending; `written` games are already in them.
+    pub fn open(pgn: Option<&Path>, jsonl: Option<&Path>, written: u64) -> io::Result<Self> {
+        Ok(RecordWriter {
+            pgn: append(pgn)?,
+            jsonl: append(jsonl)?,
+            written,
+            pending: BTreeMap::new(),
+        })
+    }
+
+    /// How many games, in order from the first, are on disk.
+    pub fn written(&self) -> u64 {
+        self.written
+    }
+
+    /// Takes a finished game and writes every record that is now next in order.
+    pub fn add(&mut self, record: GameRecord) -> io::Result<()> {
+        self.pending.insert(record.game, record);
+        while let Some(record) = self.pending.remove(&(self.written + 1)) {
+            self.write(&record)?;
+            self.written += 1;
+        }
+        Ok(())
+    }
+
+    /// Writes whatever is still held back, gaps and all: the run is over for good.
+    pub fn flush_all(&mut self) -> io::Result<()> {
+        for record in std::mem::take(&mut self.pending).into_values() {
+            self.write(&record)?;
+        }
+        Ok(())
+    }
+
+    fn write(&mut self, record: &GameRecord) -> io::Result<()> {
+        if let Some(pgn) = &mut self.pgn {
+            pgn.write_all(record.pgn().as_bytes())?;
+            pgn.flush()?;
+        }
+        if let Some(jsonl) = &mut self.jsonl {
+            serde_json::to_writer(&mut *jsonl, record)?;
+            jsonl.write_all(b"\n")?;
+            jsonl.flush()?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(game: u64) -> GameRecord {
+        GameRecord {
+            game,
+            round: 1,
+            white: "a".into(),
+            black: "b".into(),
+            result: "1-0".into(),
+            verdict: Verdict::Win(Color::White),
+            termination: Ending::Formation,
+            reason: "white formation".into(),
+            fen: "x b 7".into(),
+            book: vec!["f11f10".into()],
+            moves: vec![MoveRecord {
+                text: "f1f2".into(),
+                score: Some(ScoreRecord::Cp(35)),
+                depth: Some(8),
+                time_ms: 120,
+            }],
+            white_time_control: "10+0.1".into(),
+            black_time_control: "10+0.1".into(),
+            final_fen: "y".into(),
+            date: "2024.01.02".into(),
+        }
+    }
+
+    #[test]
+    fn movetext_numbers_moves_from_the_start_position() {
+        let text = record(1).pgn();
+        assert!(text.contains("[Termination \"formation\"]"), "{text}");
+        assert!(
+            text.contains("7... f11f10 {book} 8. f1f2 {+0.35/8 0.120s} {white formation} 1-0"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn verdicts_round_trip_through_json() {
+        for ending in [Ending::NoMoves, Ending::TimeForfeit, Ending::StartupFailure] {
+            let json = serde_json::to_string(&ending).unwrap();
+            assert_eq!(json, format!("\"{}\"", ending.tag()));
+        }
+        let json = serde_json::to_string(&record(1)).unwrap();
+        assert!(json.contains("\"verdict\":{\"Win\":\"white\"}"), "{json}");
+        assert!(json.contains("\"score\":{\"cp\":35}"), "{json}");
+        let back: GameRecord = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, record(1));
+    }
+
+    #[test]
+    fn dates_follow_the_gregorian_calendar() {
+        assert_eq!(civil_date(0), (1970, 1, 1));
+        assert_eq!(civil_date(11_016), (2000, 2, 29));
+        assert_eq!(civil_date(19_723), (2024, 1, 1));
+    }
+
+    #[test]
+    fn records_are_written_in_game_order() {
+        let dir = std::env::temp_dir().join(format!("agon-records-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("games.jsonl");
+        let _ = std::fs::remove_file(&path);
+        let mut writer = RecordWriter::open(None, Some(&path), 0).unwrap();
+        writer.add(record(2)).unwrap();
+        assert_eq!(writer.written(), 0);
+        writer.add(record(1)).unwrap();
+        assert_eq!(writer.written(), 2);
+        let text = std::fs::read_to_string(&path).unwrap();
+        let games: Vec<u64> = text
+            .lines()
+            .map(|l| serde_json::from_str::<GameRecord>(l).unwrap().game)
+            .collect();
+        assert_eq!(games, vec![1, 2]);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

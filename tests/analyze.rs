@@ -1,0 +1,71 @@
+//! End-to-end tests of `agon analyze` through the real binary.
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+const AGON: &str = env!("CARGO_BIN_EXE_agon");
+const START: &str = "q1G1g1/6G/G7/9/g8g/11/G8G/9/7g/g6/1G1g1Q w 1";
+
+fn analyze(args: &[&str], input: &str) -> Vec<serde_json::Value> {
+    let mut child = Command::new(AGON)
+        .arg("analyze")
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success());
+    String::from_utf8(output.stdout)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("a JSON object per line"))
+        .collect()
+}
+
+#[test]
+fn positions_come_back_in_input_order_with_errors_in_place() {
+    let shuffle = "f1e1 f11g11 e1f1 g11f11";
+    let mut input = String::new();
+    for plies in 0..6 {
+        let moves: Vec<&str> = shuffle.split(' ').take(plies).collect();
+        input.push_str(&format!("{START} ; moves {}\n", moves.join(" ")));
+    }
+    input.push_str("not a position\n");
+    input.push_str(&format!("{START} ; moves {shuffle} {shuffle}\n"));
+    let results = analyze(&["--depth", "2", "--jobs", "3"], &input);
+    assert_eq!(results.len(), 8);
+    for (index, result) in results.iter().take(6).enumerate() {
+        assert_eq!(result["line"], index as u64 + 1);
+        assert!(result["bestmove"].is_string(), "{result}");
+        assert!(result["score"]["cp"].is_i64() || result["score"]["mate"].is_i64());
+        assert_eq!(result["depth"], 2);
+        assert!(result["nodes"].as_u64().unwrap() > 0);
+        assert!(result["pv"].is_array() && result["time_ms"].is_u64());
+    }
+    assert!(results[6]["error"].as_str().unwrap().contains("bad FEN"));
+    assert!(results[7]["bestmove"].is_null(), "{}", results[7]);
+    assert_eq!(results[7]["result"], "1/2-1/2");
+}
+
+#[test]
+fn a_file_argument_and_multipv_lines() {
+    let dir = std::env::temp_dir().join(format!("agon-analyze-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("positions.txt");
+    std::fs::write(&path, format!("# a comment\n{START}\n")).unwrap();
+    let results = analyze(
+        &[path.to_str().unwrap(), "--nodes", "2000", "--multipv", "2"],
+        "",
+    );
+    assert_eq!(results.len(), 1);
+    assert_eq!(results[0]["line"], 2);
+    assert!(results[0]["lines"].is_array(), "{}", results[0]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -1,0 +1,76 @@
+#!/usr/bin/env python3
+"""A scripted stand-in engine for the match runner's tests.
+
+It speaks just enough of the agon protocol and shuffles its queen one cell
+sideways and back (f1-e1 for White, f11-g11 for Black), which from the start
+position draws by repetition after eight plies. The first argument picks a
+misbehaviour:
+
+  good      plays the shuffle
+  crash     exits instead of answering its second `go`
+  illegal   answers `go` with the illegal move f1f3
+  silent    answers `isready` but never `go`
+  late [S]  answers `go` only after S seconds (default 0.5)
+  whiteonly plays the shuffle as White and the illegal move f1f3 as Black
+  nostart   never says `uciok`
+  pattern P game k (counted by `ucinewgame`) follows letter k of P: `d`
+            plays the shuffle, `i` plays the illegal move f1f3
+"""
+import sys
+import time
+
+SHUFFLE = {0: ["f1e1", "e1f1"], 1: ["f11g11", "g11f11"]}
+
+
+def say(line):
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
+def main():
+    mode = sys.argv[1] if len(sys.argv) > 1 else "good"
+    pattern = sys.argv[2] if mode == "pattern" else ""
+    plies = 0
+    searches = 0
+    games = 0
+    for raw in sys.stdin:
+        words = raw.split()
+        if not words:
+            continue
+        command = words[0]
+        if command == "uci":
+            if mode == "nostart":
+                continue
+            say("id name scripted-" + mode)
+            say("option name Hash type spin default 1 min 1 max 16")
+            say("uciok")
+        elif command == "isready":
+            say("readyok")
+        elif command == "ucinewgame":
+            games += 1
+        elif command == "position":
+            plies = len(words) - words.index("moves") - 1 if "moves" in words else 0
+        elif command == "go":
+            searches += 1
+            if mode == "crash" and searches == 2:
+                sys.exit(3)
+            if mode == "silent":
+                continue
+            if mode == "late":
+                time.sleep(float(sys.argv[2]) if len(sys.argv) > 2 else 0.5)
+            cheat = mode == "pattern" and pattern[(games - 1) % len(pattern)] == "i"
+            if mode == "whiteonly" and plies % 2 == 1:
+                cheat = True
+            if mode == "illegal" or cheat:
+                say("bestmove f1f3")
+                continue
+            side = plies % 2
+            move = SHUFFLE[side][(plies // 2) % 2]
+            say("info depth 1 score cp %d nodes 1 pv %s" % (10 - plies, move))
+            say("bestmove " + move)
+        elif command == "quit":
+            return
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,449 @@
+//! End-to-end tests of `agon match` with real engine processes: scripted
+//! engines from tests/engines/ that play, misbehave and get interrupted.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+const AGON: &str = env!("CARGO_BIN_EXE_agon");
+
+fn scripted() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/engines/scripted.py")
+        .display()
+        .to_string()
+}
+
+/// A fresh scratch directory for one test.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("agon-match-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn agon_match(args: &[&str]) -> Output {
+    Command::new(AGON)
+        .arg("match")
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("agon runs")
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// The last statistics block printed: the lines from the last "Results of" on.
+fn last_summary(text: &str) -> Vec<String> {
+    let lines: Vec<&str> = text.lines().collect();
+    let start = lines
+        .iter()
+        .rposition(|l| l.starts_with("Results of"))
+        .expect("a statistics block");
+    lines[start..]
+        .iter()
+        .take_while(|l| !l.starts_with("Finished match") && !l.starts_with("Stopped"))
+        .map(|l| l.to_string())
+        .collect()
+}
+
+fn json_records(path: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("each line is JSON"))
+        .collect()
+}
+
+#[test]
+fn a_paired_match_completes_with_readable_records() {
+    let dir = scratch("paired");
+    let (pgn, jsonl) = (dir.join("games.pgn"), dir.join("games.jsonl"));
+    let engine = scripted();
+    let output = agon_match(&[
+        "-engine",
+        &format!("cmd={engine}"),
+        "name=first",
+        "args=good",
+        "-engine",
+        &format!("cmd={engine}"),
+        "name=second",
+        "args=good",
+        "-each",
+        "tc=5+0.05",
+        "option.Hash=4",
+        "-games",
+        "2",
+        "-repeat",
+        "-concurrency",
+        "2",
+        "-pgnout",
+        pgn.to_str().unwrap(),
+        "-jsonl",
+        jsonl.to_str().unwrap(),
+    ]);
+    let text = stdout(&output);
+    assert!(output.status.success(), "{text}");
+    for game in 1..=4 {
+        assert!(
+            text.contains(&format!("Finished game {game} (")),
+            "game {game} missing: {text}"
+        );
+    }
+    assert!(text.contains("Ptnml(0-2): [0, 0, 2, 0, 0]"), "{text}");
+    let records = json_records(&jsonl);
+    let numbers: Vec<u64> = records
+        .iter()
+        .map(|r| r["game"].as_u64().unwrap())
+        .collect();
+    assert_eq!(numbers, [1, 2, 3, 4], "records in game order");
+    for record in &records {
+        assert_eq!(record["result"], "1/2-1/2");
+        assert_eq!(record["termination"], "repetition");
+        assert_eq!(record["moves"].as_array().unwrap().len(), 8);
+        assert_eq!(record["moves"][0]["move"], "f1e1");
+        assert_eq!(record["moves"][0]["score"]["cp"], 10);
+    }
+    assert_eq!(records[1]["white"], "second", "colours swap within a pair");
+    let pgn_text = std::fs::read_to_string(&pgn).unwrap();
+    assert_eq!(pgn_text.matches("[Result \"1/2-1/2\"]").count(), 4);
+    for tag in [
+        "[Event ",
+        "[Site ",
+        "[Date ",
+        "[Round ",
+        "[White ",
+        "[Black ",
+        "[FEN ",
+        "[Variant \"agon\"]",
+        "[TimeControl \"5+0.05\"]",
+        "[Termination \"repetition\"]",
+    ] {
+        assert!(pgn_text.contains(tag), "{tag} missing:\n{pgn_text}");
+    }
+    assert!(pgn_text.contains("1. f1e1 {+0.10/1 "), "{pgn_text}");
+}
+
+#[test]
+fn misbehaving_engines_lose_with_the_right_reason_and_the_run_goes_on() {
+    let dir = scratch("misbehaving");
+    let jsonl = dir.join("games.jsonl");
+    let engine = scripted();
+    let mut args: Vec<String> = vec![
+        "-engine".into(),
+        format!("cmd={engine}"),
+        "name=good".into(),
+        "args=good".into(),
+    ];
+    let culprits = ["crash", "illegal", "silent", "late", "nostart"];
+    for culprit in culprits {
+        args.extend([
+            "-engine".into(),
+            format!("cmd={engine}"),
+            format!("name={culprit}"),
+            format!("args={culprit}"),
+        ]);
+    }
+    for arg in [
+        "-each",
+        "st=0.05",
+        "-tournament",
+        "gauntlet",
+        "-games",
+        "2",
+        "-recover",
+        "-timemargin",
+        "50",
+        "-timeout",
+        "startup=500",
+        "ready=500",
+        "-concurrency",
+        "2",
+        "-jsonl",
+    ] {
+        args.push(arg.into());
+    }
+    args.push(jsonl.display().to_string());
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    let output = agon_match(&refs);
+    let text = stdout(&output);
+    assert!(output.status.success(), "{text}");
+    assert!(text.contains("Finished match"), "{text}");
+    let records = json_records(&jsonl);
+    assert_eq!(records.len(), 10, "{text}");
+    for record in &records {
+        let (white, black) = (
+            record["white"].as_str().unwrap(),
+            record["black"].as_str().unwrap(),
+        );
+        let (culprit, expected_result) = if white == "good" {
+            (black, "1-0")
+        } else {
+            (white, "0-1")
+        };
+        let expected = match culprit {
+            "crash" => "crash",
+            "illegal" => "illegal move",
+            "silent" => "stall",
+            "late" => "time forfeit",
+            "nostart" => "startup failure",
+            other => panic!("unexpected engine {other}"),
+        };
+        assert_eq!(record["result"], expected_result, "{record}");
+        assert_eq!(record["termination"], expected, "{record}");
+        if culprit == "illegal" {
+            assert!(
+                record["reason"]
+                    .as_str()
+                    .unwrap()
+                    .ends_with("illegal move f1f3"),
+                "{record}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_crash_without_recover_stops_the_run() {
+    let engine = scripted();
+    let output = agon_match(&[
+        "-engine",
+        &format!("cmd={engine}"),
+        "name=good",
+        "args=good",
+        "-engine",
+        &format!("cmd={engine}"),
+        "name=crash",
+        "args=crash",
+        "-each",
+        "st=0.05",
+        "-games",
+        "4",
+    ]);
+    let text = stdout(&output);
+    assert!(output.status.success(), "{text}");
+    assert!(
+        text.contains("Finished game 1 (good vs crash): 1-0 {black crashed}"),
+        "{text}"
+    );
+    assert!(!text.contains("Finished game 2"), "{text}");
+    assert!(text.contains("Stopped: engine crash failed"), "{text}");
+}
+
+fn white_only_match(dir: &Path, extra: &[&str]) -> Output {
+    let engine = scripted();
+    let mut args = vec![
+        "-engine".to_string(),
+        format!("cmd={engine}"),
+        "name=good".into(),
+        "args=good".into(),
+        "-engine".into(),
+        format!("cmd={engine}"),
+        "name=half".into(),
+        "args=whiteonly".into(),
+        "-each".into(),
+        "st=0.05".into(),
+        "-games".into(),
+        "3".into(),
+        "-repeat".into(),
+        "-jsonl".into(),
+        dir.join("games.jsonl").display().to_string(),
+        "-pgnout".into(),
+        dir.join("games.pgn").display().to_string(),
+    ];
+    args.extend(extra.iter().map(|s| s.to_string()));
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    agon_match(&refs)
+}
+
+#[test]
+fn a_run_stopped_after_some_games_resumes_to_the_same_totals() {
+    let straight_dir = scratch("straight");
+    let straight = white_only_match(&straight_dir, &[]);
+    assert!(straight.status.success());
+    let expected = last_summary(&stdout(&straight));
+    assert!(
+        expected
+            .iter()
+            .any(|l| l.starts_with("Games: 6, Wins: 3, Losses: 0, Draws: 3")),
+        "{expected:?}"
+    );
+
+    let dir = scratch("resumed");
+    let state = dir.join("state.json");
+    let state_arg = state.to_str().unwrap();
+    let first = white_only_match(&dir, &["-state", state_arg, "-maxgames", "3"]);
+    let first_text = stdout(&first);
+    assert!(first.status.success(), "{first_text}");
+    assert!(
+        first_text.contains("Stopped after the -maxgames limit"),
+        "{first_text}"
+    );
+    assert!(!first_text.contains("Finished game 4"), "{first_text}");
+    assert_eq!(json_records(&dir.join("games.jsonl")).len(), 3);
+
+    let resumed = agon_match(&["-resume", state_arg]);
+    let resumed_text = stdout(&resumed);
+    assert!(resumed.status.success(), "{resumed_text}");
+    assert!(
+        resumed_text.contains("Resuming: 3 of 6 games"),
+        "{resumed_text}"
+    );
+    assert!(!resumed_text.contains("Finished game 3 "), "{resumed_text}");
+    assert_eq!(last_summary(&resumed_text), expected);
+    let numbers: Vec<u64> = json_records(&dir.join("games.jsonl"))
+        .iter()
+        .map(|r| r["game"].as_u64().unwrap())
+        .collect();
+    assert_eq!(numbers, [1, 2, 3, 4, 5, 6]);
+    let pgn = std::fs::read_to_string(dir.join("games.pgn")).unwrap();
+    assert_eq!(pgn.matches("[Event ").count(), 6);
+}
+
+#[test]
+fn an_interrupted_run_saves_its_state_and_resumes() {
+    let dir = scratch("interrupted");
+    let state = dir.join("state.json");
+    let jsonl = dir.join("games.jsonl");
+    let engine = scripted();
+    let child = Command::new(AGON)
+        .args([
+            "match",
+            "-engine",
+            &format!("cmd={engine}"),
+            "name=a",
+            "args=late 0.05",
+        ])
+        .args([
+            "-engine",
+            &format!("cmd={engine}"),
+            "name=b",
+            "args=late 0.05",
+        ])
+        .args(["-each", "st=1", "-games", "6", "-concurrency", "2"])
+        .args([
+            "-state",
+            state.to_str().unwrap(),
+            "-jsonl",
+            jsonl.to_str().unwrap(),
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while json_count(&jsonl) == 0 {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "no game finished"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let interrupt = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(interrupt.success());
+    let output = child.wait_with_output().unwrap();
+    let text = stdout(&output);
+    assert!(
+        text.contains("Interrupted; continue with -resume"),
+        "{text}"
+    );
+    let done = json_count(&jsonl);
+    assert!(
+        done < 6,
+        "the interrupt came too late to test anything: {text}"
+    );
+
+    let resumed = agon_match(&["-resume", state.to_str().unwrap()]);
+    let resumed_text = stdout(&resumed);
+    assert!(resumed.status.success(), "{resumed_text}");
+    assert!(
+        last_summary(&resumed_text)
+            .iter()
+            .any(|l| l.starts_with("Games: 6, Wins: 0, Losses: 0, Draws: 6")),
+        "{resumed_text}"
+    );
+    assert_eq!(json_count(&jsonl), 6);
+}
+
+fn json_count(path: &Path) -> usize {
+    std::fs::read_to_string(path).map_or(0, |t| t.lines().count())
+}
+
+/// Reference figures computed independently (python3, from the definitions):
+/// pentanomial counts [1, 1, 3, 3, 2] over 10 pairs, W/L/D = 8/4/8; pair scores
+/// s in {0, .25, .5, .75, 1}, mean m = 0.6, population variance v = 0.0775;
+/// Elo = -400 log10(1/m - 1) = 70.4365, error = half the Elo width of
+/// m +/- 1.959964 sqrt(v / 10) = 143.1274; nElo = (m - .5) / sqrt(2 v) * 800 / ln 10
+/// = 81.8914, error = 1.959964 * 800 / ln 10 / sqrt(20) = 152.2676;
+/// LOS = (1 + erf(4 / sqrt(24))) / 2 = 87.589 %; normalized SPRT [0, 10]:
+/// mu_i = .5 + elo_i / (800 / ln 10) * sqrt(2 v), LLR = 10 (mu1 - mu0)(2 m - mu0 - mu1) / (2 v)
+/// = 0.12740, which is 4.33 % of ln(0.95 / 0.05).
+#[test]
+fn printed_statistics_equal_reference_values() {
+    // Per pair, the letters say what each engine does in its two games: play on (d) or play
+    // an illegal move (i). The pairs come out WL, LD, WD, WW, DD, WW, DW, LL, WD, DD for `first`.
+    let first = "di".to_string() + "id" + "dd" + "dd" + "dd" + "dd" + "dd" + "ii" + "dd" + "dd";
+    let second = "id".to_string() + "dd" + "id" + "ii" + "dd" + "ii" + "di" + "dd" + "id" + "dd";
+    let engine = scripted();
+    let output = agon_match(&[
+        "-engine",
+        &format!("cmd={engine}"),
+        "name=first",
+        &format!("args=pattern {first}"),
+        "-engine",
+        &format!("cmd={engine}"),
+        "name=second",
+        &format!("args=pattern {second}"),
+        "-each",
+        "st=0.05",
+        "-games",
+        "10",
+        "-repeat",
+        "-ratinginterval",
+        "100",
+        "-sprt",
+        "elo0=0",
+        "elo1=10",
+        "alpha=0.05",
+        "beta=0.05",
+    ]);
+    let text = stdout(&output);
+    assert!(output.status.success(), "{text}");
+    assert_eq!(
+        last_summary(&text),
+        [
+            "Results of first vs second (0.05/move, 0.05/move):",
+            "Elo: 70.44 +/- 143.13, nElo: 81.89 +/- 152.27",
+            "LOS: 87.59 %, DrawRatio: 30.00 %, PairsRatio: 2.50",
+            "Games: 20, Wins: 8, Losses: 4, Draws: 8, Points: 12.0 (60.00 %)",
+            "Ptnml(0-2): [1, 1, 3, 3, 2], WL/DD Ratio: 0.50",
+            "LLR: 0.13 (4.3%) (-2.94, 2.94) [0.00, 10.00]",
+        ]
+    );
+}
+
+#[test]
+fn usage_and_bad_options() {
+    let help = agon_match(&["--help"]);
+    assert!(help.status.success());
+    let text = stdout(&help);
+    for word in [
+        "-engine",
+        "-each",
+        "-sprt",
+        "-openings",
+        "-resume",
+        "-recover",
+    ] {
+        assert!(text.contains(word), "{word} missing from the usage");
+    }
+    let bad = agon_match(&["-engine", "cmd=x", "-games", "0"]);
+    assert!(!bad.status.success());
+    let message = String::from_utf8_lossy(&bad.stderr);
+    assert!(message.contains("-games must be at least 1"), "{message}");
+}
