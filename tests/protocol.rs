@@ -165,6 +165,22 @@ fn go_infinite_waits_for_stop() {
 }
 
 #[test]
+fn stop_also_reaches_a_go_waiting_behind_a_search() {
+    let mut agon = Agon::start(&[]);
+    // The first search is still running when the `go infinite` and its
+    // `stop` arrive: the stop must end both, never strand the second.
+    agon.send("go movetime 2000");
+    agon.send("go infinite");
+    agon.send("stop");
+    let start = Game::new(parse_fen(START_FEN).unwrap());
+    for _ in 0..2 {
+        let line = agon.expect_line(is_bestmove, Duration::from_secs(5));
+        legal_bestmove(&line, &start);
+    }
+    assert_silent(&mut agon, Duration::from_millis(300));
+}
+
+#[test]
 fn commands_during_a_search_wait_for_its_end() {
     let mut agon = Agon::start(&[]);
     agon.send("go infinite");

@@ -105,8 +105,16 @@ impl Session {
             match line {
                 // Only asks whether the engine is alive, which it is.
                 Ok(Command::IsReady) => self.output.line("readyok"),
-                // These act on the running search at once.
-                Ok(Command::Stop | Command::PonderHit) => self.execute(line),
+                // These act on the running search at once. With lines
+                // waiting they were sent after those lines, so they also
+                // take their turn, to reach a search that a waiting `go`
+                // starts (else a waiting `go infinite` would never end).
+                Ok(Command::Stop | Command::PonderHit) => {
+                    if !self.deferred.is_empty() {
+                        self.deferred.push_back(line.clone());
+                    }
+                    self.execute(line);
+                }
                 _ => self.deferred.push_back(line),
             }
             return;
