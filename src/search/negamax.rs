@@ -28,8 +28,6 @@ const ASPIRATION_DELTA: i32 = 30;
 const QUIESCENCE_DEPTH: u32 = 8;
 /// Plies of quiescence search in which formation threats are answered.
 const QUIESCENCE_EVASION_DEPTH: u32 = 2;
-/// Reverse futility margin per ply of remaining depth.
-const FUTILITY_MARGIN: i32 = 90;
 
 /// What all threads of one search share.
 pub struct Shared<'a> {
@@ -476,15 +474,6 @@ impl<'a, 'h> Worker<'a, 'h> {
             return -MATE + ply as i32;
         }
         let threatened = has_win_threat(position, !position.side_to_move());
-        let static_eval = hit.map_or_else(|| evaluate(position), |hit| hit.eval);
-        if !pv_node
-            && !threatened
-            && depth <= 6
-            && beta.abs() < MATE_BOUND
-            && static_eval - FUTILITY_MARGIN * depth >= beta
-        {
-            return static_eval;
-        }
 
         let original_alpha = alpha;
         let tt_move = hit.and_then(|hit| hit.mv);
@@ -570,7 +559,7 @@ impl<'a, 'h> Worker<'a, 'h> {
         };
         self.shared
             .tt
-            .store(key, ply, best_move, best, static_eval, depth, bound);
+            .store(key, ply, best_move, best, depth, bound);
         best
     }
 

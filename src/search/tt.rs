@@ -21,8 +21,6 @@ pub struct TtHit {
     pub mv: Option<Move>,
     /// The score, already adjusted to the probing node's ply.
     pub score: i32,
-    /// The static evaluation of the position.
-    pub eval: i32,
     /// Remaining depth of the search that stored it.
     pub depth: i32,
     /// How `score` relates to the true value.
@@ -42,13 +40,13 @@ struct Bucket {
 }
 
 /// Packed layout of an entry's data word, low bits first: move (16: from
-/// index 7 bits, to index 7 bits, a presence bit), score (16), eval (16),
+/// index 7 bits, to index 7 bits, a presence bit), score (16), unused (16),
 /// depth (8), bound (2), age (6).
 #[derive(Clone, Copy)]
 struct Data(u64);
 
 impl Data {
-    fn pack(mv: Option<Move>, score: i32, eval: i32, depth: i32, bound: Bound, age: u8) -> Data {
+    fn pack(mv: Option<Move>, score: i32, depth: i32, bound: Bound, age: u8) -> Data {
         let mv_bits = mv.map_or(0u64, |m| {
             (m.from().index() as u64) | ((m.to().index() as u64) << 7) | (1 << 14)
         });
@@ -60,7 +58,6 @@ impl Data {
         Data(
             mv_bits
                 | ((score as i16 as u16 as u64) << 16)
-                | ((eval as i16 as u16 as u64) << 32)
                 | ((depth.clamp(0, 255) as u64) << 48)
                 | (bound_bits << 56)
                 | (((age & 63) as u64) << 58),
@@ -78,10 +75,6 @@ impl Data {
 
     fn score(self) -> i32 {
         (self.0 >> 16) as u16 as i16 as i32
-    }
-
-    fn eval(self) -> i32 {
-        (self.0 >> 32) as u16 as i16 as i32
     }
 
     fn depth(self) -> i32 {
@@ -183,7 +176,6 @@ impl TranspositionTable {
                 return Some(TtHit {
                     mv: data.mv(),
                     score: score_from_tt(data.score(), ply),
-                    eval: data.eval(),
                     depth: data.depth(),
                     bound: data.bound(),
                 });
@@ -200,7 +192,6 @@ impl TranspositionTable {
         ply: usize,
         mv: Option<Move>,
         score: i32,
-        eval: i32,
         depth: i32,
         bound: Bound,
     ) {
@@ -222,7 +213,7 @@ impl TranspositionTable {
                     return;
                 }
                 let mv = mv.or(if data != 0 { old.mv() } else { None });
-                self.write(entry, key, mv, score_to_tt(score, ply), eval, depth, bound);
+                self.write(entry, key, mv, score_to_tt(score, ply), depth, bound);
                 return;
             }
             let old = Data(data);
@@ -233,7 +224,7 @@ impl TranspositionTable {
                 victim = entry;
             }
         }
-        self.write(victim, key, mv, score_to_tt(score, ply), eval, depth, bound);
+        self.write(victim, key, mv, score_to_tt(score, ply), depth, bound);
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -243,11 +234,10 @@ impl TranspositionTable {
         key: u64,
         mv: Option<Move>,
         score: i32,
-        eval: i32,
         depth: i32,
         bound: Bound,
     ) {
-        let data = Data::pack(mv, score, eval, depth, bound, self.age).0;
+        let data = Data::pack(mv, score, depth, bound, self.age).0;
         entry.data.store(data, Ordering::Relaxed);
         entry.check.store(key ^ data, Ordering::Relaxed);
     }
@@ -283,11 +273,10 @@ mod tests {
     #[test]
     fn a_stored_entry_is_found_with_its_fields() {
         let table = TranspositionTable::new(1);
-        table.store(0xDEAD_BEEF, 3, Some(some_move()), -42, 17, 7, Bound::Lower);
+        table.store(0xDEAD_BEEF, 3, Some(some_move()), -42, 7, Bound::Lower);
         let hit = table.probe(0xDEAD_BEEF, 3).expect("stored");
         assert_eq!(hit.mv, Some(some_move()));
         assert_eq!(hit.score, -42);
-        assert_eq!(hit.eval, 17);
         assert_eq!(hit.depth, 7);
         assert_eq!(hit.bound, Bound::Lower);
         assert_eq!(table.probe(0xDEAD_BEEE, 3), None);
@@ -297,11 +286,11 @@ mod tests {
     fn mate_scores_keep_their_distance_from_the_probing_node() {
         let table = TranspositionTable::new(1);
         // Stored at ply 4: a win 3 plies below that node.
-        table.store(99, 4, None, MATE - 7, 0, 5, Bound::Exact);
+        table.store(99, 4, None, MATE - 7, 5, Bound::Exact);
         assert_eq!(table.probe(99, 4).unwrap().score, MATE - 7);
         // Reached again at ply 2, the same win is 2 plies nearer the root.
         assert_eq!(table.probe(99, 2).unwrap().score, MATE - 5);
-        table.store(100, 6, None, -MATE + 10, 0, 5, Bound::Exact);
+        table.store(100, 6, None, -MATE + 10, 5, Bound::Exact);
         assert_eq!(table.probe(100, 1).unwrap().score, -MATE + 5);
     }
 
@@ -314,7 +303,6 @@ mod tests {
                 key.wrapping_mul(0x9E37_79B9_7F4A_7C15),
                 0,
                 None,
-                0,
                 0,
                 1,
                 Bound::Exact,
@@ -330,11 +318,11 @@ mod tests {
     #[test]
     fn a_shallow_result_does_not_evict_a_deep_one_of_the_same_search() {
         let table = TranspositionTable::new(1);
-        table.store(5, 0, Some(some_move()), 10, 0, 12, Bound::Lower);
-        table.store(5, 0, None, 20, 0, 2, Bound::Upper);
+        table.store(5, 0, Some(some_move()), 10, 12, Bound::Lower);
+        table.store(5, 0, None, 20, 2, Bound::Upper);
         let hit = table.probe(5, 0).unwrap();
         assert_eq!((hit.depth, hit.score), (12, 10));
-        table.store(5, 0, None, 30, 0, 3, Bound::Exact);
+        table.store(5, 0, None, 30, 3, Bound::Exact);
         let hit = table.probe(5, 0).unwrap();
         assert_eq!((hit.depth, hit.score, hit.mv), (3, 30, Some(some_move())));
     }
