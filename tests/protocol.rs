@@ -6,6 +6,7 @@ mod common;
 
 use agon::rules::{Game, GameResult, START_FEN, parse_fen, parse_move, to_fen};
 use common::{Agon, PATIENCE, perft_fens};
+use std::thread;
 use std::time::{Duration, Instant};
 
 const OPTION_LINES: [&str; 6] = [
@@ -166,18 +167,23 @@ fn go_infinite_waits_for_stop() {
 
 #[test]
 fn stop_also_reaches_a_go_waiting_behind_a_search() {
-    let mut agon = Agon::start(&[]);
     // The first search is still running when the `go infinite` and its
-    // `stop` arrive: the stop must end both, never strand the second.
-    agon.send("go movetime 2000");
-    agon.send("go infinite");
-    agon.send("stop");
-    let start = Game::new(parse_fen(START_FEN).unwrap());
-    for _ in 0..2 {
-        let line = agon.expect_line(is_bestmove, Duration::from_secs(5));
-        legal_bestmove(&line, &start);
+    // `stop` arrive: the stop must end both, never strand the second,
+    // whether the `go` is still in transit or already held back.
+    for pause in [Duration::ZERO, Duration::from_millis(100)] {
+        let mut agon = Agon::start(&[]);
+        agon.send("go movetime 2000");
+        thread::sleep(pause);
+        agon.send("go infinite");
+        thread::sleep(pause);
+        agon.send("stop");
+        let start = Game::new(parse_fen(START_FEN).unwrap());
+        for _ in 0..2 {
+            let line = agon.expect_line(is_bestmove, Duration::from_secs(5));
+            legal_bestmove(&line, &start);
+        }
+        assert_silent(&mut agon, Duration::from_millis(300));
     }
-    assert_silent(&mut agon, Duration::from_millis(300));
 }
 
 #[test]

@@ -23,6 +23,8 @@ pub enum Event {
 struct GateState {
     /// Lines sent to the controller and not yet fully handled.
     backlog: usize,
+    /// Lines the controller holds back until the running search ends.
+    deferred: usize,
     /// The running search, if any.
     search: Option<SearchControl>,
 }
@@ -46,7 +48,9 @@ impl Gate {
     fn route(&self, command: Command, output: &Output, events: &Sender<Event>) {
         let mut state = self.lock();
         if let Some(search) = &state.search {
-            let in_order = state.backlog == 0;
+            // A line held back behind the search may be a `go` that this
+            // `stop` is meant for: then the controller must see it in turn.
+            let in_order = state.backlog == 0 && state.deferred == 0;
             match command {
                 Command::IsReady => return output.line("readyok"),
                 Command::Stop if in_order => return search.stop.store(true, Ordering::SeqCst),
@@ -81,14 +85,16 @@ impl Gate {
     }
 
     /// The controller has handled an event (`line_handled`: one that the
-    /// reader sent) and publishes its running search. One lock, so the
-    /// reader never sees the count drop before the new search is visible.
-    pub fn publish(&self, line_handled: bool, search: Option<&SearchControl>) {
+    /// reader sent) and publishes its running search and how many lines it
+    /// holds back. One lock, so the reader never sees the count drop before
+    /// the new search is visible.
+    pub fn publish(&self, line_handled: bool, search: Option<&SearchControl>, deferred: usize) {
         let mut state = self.lock();
         if line_handled {
             state.backlog = state.backlog.saturating_sub(1);
         }
         state.search = search.cloned();
+        state.deferred = deferred;
     }
 }
 

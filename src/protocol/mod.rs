@@ -28,8 +28,10 @@
 //!   `position ...`, `isready`, `go` gets its `readyok` only once the
 //!   position is set.
 //! - `stop` and `ponderhit` act on the running search. The reader applies
-//!   them itself only when every line it sent before has been handled;
-//!   otherwise they go through the controller. So `go infinite` at once
+//!   them itself only when every line it sent before has been handled and
+//!   none is held back behind the search; otherwise they go through the
+//!   controller, which applies them to the running search and, with lines
+//!   held back, also queues them behind those lines. So `go infinite`
 //!   followed by `stop` never loses the `stop` to a search not yet started.
 //! - Every other line that arrives while a search runs waits, in order,
 //!   until the search has written its `bestmove` (after `stop` for `go

@@ -4,21 +4,16 @@
 
 use super::command::{GoParams, QueryKind};
 use crate::rules::{Color, GameResult, Move, Termination};
-use crate::search::{Bound, Clock, Score, SearchLimits, SearchOutcome, SearchReport};
+use crate::search::{Bound, Clock, SearchLimits, SearchOutcome, SearchReport};
 use std::fmt::Write;
 use std::time::Duration;
 
 /// The `info depth ... pv ...` line of one search report.
 pub fn info_line(report: &SearchReport) -> String {
     let mut line = format!(
-        "info depth {} seldepth {} multipv {} score ",
-        report.depth, report.seldepth, report.multipv
+        "info depth {} seldepth {} multipv {} score {}",
+        report.depth, report.seldepth, report.multipv, report.score
     );
-    match report.score {
-        Score::Centi(cp) => write!(line, "cp {cp}"),
-        Score::Mate(moves) => write!(line, "mate {moves}"),
-    }
-    .ok();
     match report.bound {
         Bound::Exact => {}
         Bound::Lower => line.push_str(" lowerbound"),
@@ -122,6 +117,7 @@ pub fn search_limits(
 mod tests {
     use super::*;
     use crate::rules::notation::parse_move_cells;
+    use crate::search::Score;
 
     fn mv(text: &str) -> Move {
         let (from, to) = parse_move_cells(text).unwrap();

@@ -82,7 +82,11 @@ impl Session {
                 // Possibly about a search already reaped by `dispatch`.
                 Event::SearchDone => self.reap_answered(),
             }
-            gate.publish(from_reader, self.running.as_ref().map(|r| &r.control));
+            gate.publish(
+                from_reader,
+                self.running.as_ref().map(|r| &r.control),
+                self.deferred.len(),
+            );
         }
         // Lines still waiting run now, and every search, also one that they
         // start, stops at once and reports its move.

@@ -28,6 +28,16 @@ pub enum Score {
     Mate(i32),
 }
 
+/// The protocol's spelling: `cp <n>` or `mate <n>`.
+impl std::fmt::Display for Score {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Score::Centi(cp) => write!(f, "cp {cp}"),
+            Score::Mate(moves) => write!(f, "mate {moves}"),
+        }
+    }
+}
+
 /// Whether a reported score is exact or only a bound.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Bound {

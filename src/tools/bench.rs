@@ -88,7 +88,7 @@ pub fn run_bench(out: &mut impl Write, depth: u32) -> io::Result<()> {
             .map_or_else(|| "none".to_string(), |mv| mv.to_string());
         writeln!(
             out,
-            "{:>2} {fen:<52} nodes {:>9} best {best} score {:?}",
+            "{:>2} {fen:<52} nodes {:>9} best {best} score {}",
             index + 1,
             outcome.nodes,
             outcome.score
