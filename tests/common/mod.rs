@@ -25,8 +25,14 @@ pub struct Agon {
 impl Agon {
     /// Starts `agon` with these arguments (none: the engine).
     pub fn start(args: &[&str]) -> Agon {
+        Agon::start_with_env(args, &[])
+    }
+
+    /// Starts `agon` with these arguments and extra environment variables.
+    pub fn start_with_env(args: &[&str], env: &[(&str, &str)]) -> Agon {
         let mut child = Command::new(env!("CARGO_BIN_EXE_agon"))
             .args(args)
+            .envs(env.iter().copied())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
