@@ -368,15 +368,14 @@ pub fn parse_move_cells(text: &str) -> Result<(Cell, Cell), MoveError> {
         .find(|c: char| c.is_ascii_lowercase())
         .map(|i| i + 1)
         .ok_or_else(|| MoveError::Syntax(text.to_string()))?;
-    let from = parse_cell(&text[..split]).map_err(|e| match e {
-        MoveError::OffBoard(_) => e,
-        _ => MoveError::Syntax(text.to_string()),
-    })?;
-    let to = parse_cell(&text[split..]).map_err(|e| match e {
-        MoveError::OffBoard(_) => e,
-        _ => MoveError::Syntax(text.to_string()),
-    })?;
-    Ok((from, to))
+    // A cell off the board is worth naming; any other fault is the move's.
+    let cell = |part: &str| {
+        parse_cell(part).map_err(|e| match e {
+            MoveError::OffBoard(_) => e,
+            _ => MoveError::Syntax(text.to_string()),
+        })
+    };
+    Ok((cell(&text[..split])?, cell(&text[split..])?))
 }
 
 /// Parses `text` as a move that is legal in `position`.
