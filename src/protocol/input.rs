@@ -6,9 +6,9 @@ use super::command::{Command, CommandError, MAX_LINE_BYTES, parse_command};
 use super::output::Output;
 use crate::search::SearchControl;
 use std::io::{self, BufRead, ErrorKind};
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Sender;
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 /// What the controller receives, in order.
 pub enum Event {
@@ -25,8 +25,9 @@ struct GateState {
     backlog: usize,
     /// Lines the controller holds back until the running search ends.
     deferred: usize,
-    /// The running search, if any.
-    search: Option<SearchControl>,
+    /// The running search, if any, with its flag that says it has written
+    /// its `bestmove` (from then on the search is over for the protocol).
+    search: Option<(SearchControl, Arc<AtomicBool>)>,
 }
 
 /// Shared between the reader and the controller; see the module
@@ -47,7 +48,9 @@ impl Gate {
     /// else to the controller.
     fn route(&self, command: Command, output: &Output, events: &Sender<Event>) {
         let mut state = self.lock();
-        if let Some(search) = &state.search {
+        if let Some((search, answered)) = &state.search
+            && !answered.load(Ordering::SeqCst)
+        {
             // A line held back behind the search may be a `go` that this
             // `stop` is meant for: then the controller must see it in turn.
             let in_order = state.backlog == 0 && state.deferred == 0;
@@ -79,21 +82,26 @@ impl Gate {
 
     /// Stops the running search at once (for `quit` and end of input).
     fn stop_search(&self) {
-        if let Some(search) = &self.lock().search {
+        if let Some((search, _)) = &self.lock().search {
             search.stop.store(true, Ordering::SeqCst);
         }
     }
 
     /// The controller has handled an event (`line_handled`: one that the
-    /// reader sent) and publishes its running search and how many lines it
-    /// holds back. One lock, so the reader never sees the count drop before
-    /// the new search is visible.
-    pub fn publish(&self, line_handled: bool, search: Option<&SearchControl>, deferred: usize) {
+    /// reader sent) and publishes its running search (with its answered
+    /// flag) and how many lines it holds back. One lock, so the reader never
+    /// sees the count drop before the new search is visible.
+    pub fn publish(
+        &self,
+        line_handled: bool,
+        search: Option<(&SearchControl, &Arc<AtomicBool>)>,
+        deferred: usize,
+    ) {
         let mut state = self.lock();
         if line_handled {
             state.backlog = state.backlog.saturating_sub(1);
         }
-        state.search = search.cloned();
+        state.search = search.map(|(control, answered)| (control.clone(), Arc::clone(answered)));
         state.deferred = deferred;
     }
 }

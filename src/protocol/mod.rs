@@ -22,8 +22,9 @@
 //! `protocol.md` asks for: `isready`, `stop`, `ponderhit` and `quit` take
 //! effect at once, even in the middle of a search.
 //!
-//! - `isready` is answered at once whenever a search runs, by the reader
-//!   itself (or by the controller, for one that reached it). While no
+//! - `isready` is answered at once whenever a search runs and has not yet
+//!   written its `bestmove`, by the reader itself (or by the controller, for
+//!   one that reached it). While no
 //!   search runs it goes through the controller like any other line, so
 //!   `position ...`, `isready`, `go` gets its `readyok` only once the
 //!   position is set.
