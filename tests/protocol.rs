@@ -455,3 +455,75 @@ fn random_player_plays_legal_repeatable_moves() {
     assert_eq!(first, play("11"));
     assert_ne!(first, play("12"));
 }
+
+/// The node count of the last `info` line before the `bestmove` of `go`.
+fn nodes_of(agon: &mut Agon, go: &str) -> u64 {
+    agon.send(go);
+    let lines = agon.lines_until(is_bestmove, PATIENCE);
+    let info = lines
+        .iter()
+        .rev()
+        .find(|line| line.starts_with("info depth"))
+        .expect("an info line");
+    let words: Vec<&str> = info.split(' ').collect();
+    let at = words.iter().position(|&w| w == "nodes").expect("nodes");
+    words[at + 1].parse().expect("a node count")
+}
+
+#[test]
+fn developer_options_change_the_search_and_the_evaluation() {
+    let mut agon = Agon::start(&[]);
+    let fresh_search = |agon: &mut Agon| {
+        agon.send("ucinewgame\nposition startpos moves f1f2 f11f10");
+        nodes_of(agon, "go depth 7")
+    };
+    let tuned = fresh_search(&mut agon);
+    assert_eq!(fresh_search(&mut agon), tuned, "deterministic");
+    for switch in ["Search TT", "Search LMR", "Search LMP", "Search Quiescence"] {
+        assert!(
+            agon.ask(&format!("setoption name {switch} value false"))
+                .is_empty()
+        );
+        let nodes = fresh_search(&mut agon);
+        assert_ne!(nodes, tuned, "{switch} off searches another tree");
+        assert!(
+            agon.ask(&format!("setoption name {switch} value true"))
+                .is_empty()
+        );
+    }
+    assert_eq!(fresh_search(&mut agon), tuned, "all back on");
+
+    agon.send("position startpos");
+    let total = |lines: Vec<String>| lines.last().cloned().unwrap_or_default();
+    let shown = agon.ask("eval");
+    assert!(total(shown.clone()).starts_with("total 15 "), "{shown:?}");
+    assert!(agon.ask("setoption name Eval Tempo value 0").is_empty());
+    assert!(total(agon.ask("eval")).starts_with("total 0 "));
+    let error = agon.ask("setoption name Eval Tempo value -1");
+    assert!(error[0].starts_with("info string error:"), "{error:?}");
+
+    agon.send("uci");
+    let listed = agon.lines_until(|l| l == "uciok", PATIENCE);
+    assert_eq!(
+        listed.len(),
+        OPTION_LINES.len() + 3,
+        "developer options stay unlisted"
+    );
+}
+
+#[test]
+fn isready_right_after_bestmove_waits_for_the_lines_before_it() {
+    // Once `bestmove` is out the search is over for the GUI, so `isready`
+    // must come after the output of the commands sent before it, even if
+    // the search thread has not quite finished.
+    let mut agon = Agon::start(&[]);
+    for round in 0..40 {
+        agon.send("go depth 1");
+        agon.lines_until(is_bestmove, PATIENCE);
+        let lines = agon.ask("d");
+        assert!(
+            lines.iter().any(|line| line.starts_with("Fen: ")),
+            "round {round}: {lines:?}"
+        );
+    }
+}

@@ -2,7 +2,8 @@
 //! names, types, ranges, and the checks applied to new values.
 
 use super::command::quote;
-use crate::search::EngineOptions;
+use crate::search::eval::TERM_COUNT;
+use crate::search::{EngineOptions, Tuning};
 use std::fmt;
 
 /// Everything `setoption` can change.
@@ -95,7 +96,8 @@ impl fmt::Display for OptionError {
 
 impl std::error::Error for OptionError {}
 
-/// The declared options, in the order `uci` lists them.
+/// The options: those `uci` lists, and the developer options it does not
+/// list (they exist to measure the engine, not to play with).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Declared {
     Hash,
@@ -104,7 +106,44 @@ enum Declared {
     MoveOverhead,
     ClearHash,
     Ponder,
+    /// A part of the search, by index into [`SWITCHES`].
+    Switch(usize),
+    /// An evaluation term's weight in percent, by index into
+    /// [`EVAL_WEIGHTS`].
+    EvalWeight(usize),
 }
+
+/// The developer switches: name and the flag it sets.
+type Switch = (&'static str, fn(&mut Tuning) -> &mut bool);
+
+const SWITCHES: [Switch; 7] = [
+    ("Search TT", |tuning| &mut tuning.transposition_table),
+    ("Search Killers", |tuning| &mut tuning.killers),
+    ("Search History", |tuning| &mut tuning.history),
+    ("Search LMR", |tuning| &mut tuning.reductions),
+    ("Search LMP", |tuning| &mut tuning.move_pruning),
+    ("Search Aspiration", |tuning| &mut tuning.aspiration),
+    ("Search Quiescence", |tuning| &mut tuning.quiescence),
+];
+
+/// The developer options weighting the evaluation terms, in the order of
+/// the evaluation's term list.
+const EVAL_WEIGHTS: [&str; TERM_COUNT] = [
+    "Eval Material",
+    "Eval Captured Waiting",
+    "Eval Queen Race",
+    "Eval Guard Race",
+    "Eval Formation",
+    "Eval Forfeit Danger",
+    "Eval Enemy Parked",
+    "Eval Capture Chances",
+    "Eval Win Threat",
+    "Eval Mobility",
+    "Eval Tempo",
+];
+
+/// The largest evaluation weight, in percent.
+const MAX_EVAL_PERCENT: u64 = 1000;
 
 /// The type of an option, as declared to the GUI.
 enum Type {
@@ -131,6 +170,8 @@ impl Declared {
             Declared::MoveOverhead => "Move Overhead",
             Declared::ClearHash => "Clear Hash",
             Declared::Ponder => "Ponder",
+            Declared::Switch(index) => SWITCHES[index].0,
+            Declared::EvalWeight(index) => EVAL_WEIGHTS[index],
         }
     }
 
@@ -145,8 +186,12 @@ impl Declared {
                 min: 0,
                 max: 10_000,
             },
+            Declared::EvalWeight(_) => Type::Spin {
+                min: 0,
+                max: MAX_EVAL_PERCENT,
+            },
             Declared::ClearHash => Type::Button,
-            Declared::Ponder => Type::Check,
+            Declared::Ponder | Declared::Switch(_) => Type::Check,
         }
     }
 
@@ -158,7 +203,10 @@ impl Declared {
             Declared::Threads => engine.threads,
             Declared::MultiPv => engine.multipv,
             Declared::MoveOverhead => return engine.move_overhead_ms,
-            Declared::ClearHash | Declared::Ponder => 0,
+            Declared::EvalWeight(index) => {
+                return u64::try_from(engine.tuning.eval_percent[index]).unwrap_or(0);
+            }
+            Declared::ClearHash | Declared::Ponder | Declared::Switch(_) => 0,
         };
         u64::try_from(value).unwrap_or(u64::MAX)
     }
@@ -173,13 +221,29 @@ impl Declared {
             Declared::Threads => engine.threads = size,
             Declared::MultiPv => engine.multipv = size,
             Declared::MoveOverhead => engine.move_overhead_ms = value,
-            Declared::ClearHash | Declared::Ponder => {}
+            Declared::EvalWeight(index) => {
+                engine.tuning.eval_percent[index] = i32::try_from(value).unwrap_or(i32::MAX);
+            }
+            Declared::ClearHash | Declared::Ponder | Declared::Switch(_) => {}
+        }
+    }
+
+    /// The flag a check option sets (none for the other types).
+    fn check(self, settings: &mut Settings) -> Option<&mut bool> {
+        match self {
+            Declared::Ponder => Some(&mut settings.ponder),
+            Declared::Switch(index) => Some(SWITCHES[index].1(&mut settings.engine.tuning)),
+            _ => None,
         }
     }
 
     fn find(name: &str) -> Option<Declared> {
+        let developer = (0..SWITCHES.len())
+            .map(Declared::Switch)
+            .chain((0..EVAL_WEIGHTS.len()).map(Declared::EvalWeight));
         DECLARED
             .into_iter()
+            .chain(developer)
             .find(|option| option.name().eq_ignore_ascii_case(name))
     }
 }
@@ -187,7 +251,7 @@ impl Declared {
 /// The `option name ...` lines of the `uci`/`ugi` reply, with the startup
 /// values as defaults.
 pub fn declarations() -> Vec<String> {
-    let defaults = Settings::default();
+    let mut defaults = Settings::default();
     DECLARED
         .into_iter()
         .map(|option| {
@@ -198,7 +262,8 @@ pub fn declarations() -> Vec<String> {
                     option.spin(&defaults)
                 ),
                 Type::Check => {
-                    format!("option name {name} type check default {}", defaults.ponder)
+                    let default = option.check(&mut defaults).is_some_and(|flag| *flag);
+                    format!("option name {name} type check default {default}")
                 }
                 Type::Button => format!("option name {name} type button"),
             }
@@ -258,7 +323,7 @@ pub fn apply(
             Ok(Effect::Changed)
         }
         (Type::Check, Some(text)) => {
-            settings.ponder = if text.eq_ignore_ascii_case("true") {
+            let value = if text.eq_ignore_ascii_case("true") {
                 true
             } else if text.eq_ignore_ascii_case("false") {
                 false
@@ -268,6 +333,9 @@ pub fn apply(
                     value: text.to_string(),
                 });
             };
+            if let Some(flag) = option.check(settings) {
+                *flag = value;
+            }
             Ok(Effect::Changed)
         }
     }
@@ -365,6 +433,53 @@ mod tests {
                 format!("{settings:?}"),
                 format!("{:?}", Settings::default()),
                 "{name} {value:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn developer_options_change_the_tuning_and_stay_unlisted() {
+        let mut settings = Settings::default();
+        assert_eq!(
+            apply(&mut settings, "search lmr", Some("false")),
+            Ok(Effect::Changed)
+        );
+        assert_eq!(
+            apply(&mut settings, "Search TT", Some("FALSE")),
+            Ok(Effect::Changed)
+        );
+        assert_eq!(
+            apply(&mut settings, "Eval Mobility", Some("0")),
+            Ok(Effect::Changed)
+        );
+        assert_eq!(
+            apply(&mut settings, "eval tempo", Some("250")),
+            Ok(Effect::Changed)
+        );
+        let tuning = settings.engine.tuning;
+        assert!(!tuning.reductions && !tuning.transposition_table);
+        assert!(tuning.killers && tuning.history && tuning.quiescence);
+        assert_eq!(tuning.eval_percent[9], 0);
+        assert_eq!(tuning.eval_percent[10], 250);
+        assert!(!settings.ponder);
+        let error = apply(&mut settings, "Eval Tempo", Some("1001"))
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("between 0 and 1000"), "{error}");
+        assert_eq!(settings.engine.tuning.eval_percent[10], 250);
+        assert!(
+            declarations()
+                .iter()
+                .all(|line| !line.contains("Search") && !line.contains("Eval"))
+        );
+    }
+
+    #[test]
+    fn eval_weight_names_follow_the_evaluation_terms() {
+        for (option, term) in EVAL_WEIGHTS.iter().zip(crate::search::eval::TERM_NAMES) {
+            assert!(
+                option.eq_ignore_ascii_case(&format!("Eval {term}")),
+                "{option} / {term}"
             );
         }
     }

@@ -84,7 +84,7 @@ impl Session {
             }
             gate.publish(
                 from_reader,
-                self.running.as_ref().map(|r| &r.control),
+                self.running.as_ref().map(|r| (&r.control, &r.answered)),
                 self.deferred.len(),
             );
         }
@@ -181,7 +181,10 @@ impl Session {
             // `serve` ends the loop on `quit` before it gets here.
             Command::Quit => {}
             Command::Display => self.display(),
-            Command::Eval => self.output.lines(describe(self.game.position())),
+            Command::Eval => self.output.lines(describe(
+                self.game.position(),
+                &self.settings.engine.tuning.eval_percent,
+            )),
             Command::Perft { depth } => self.perft(depth),
             Command::Moves => self.list_moves(),
             Command::Status => self.output.line(&format!("status {}", self.game.result())),

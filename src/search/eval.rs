@@ -63,8 +63,8 @@ pub const WEIGHTS: Weights = Weights {
     tempo: 15,
 };
 
-/// Names of the terms, in the order [`terms`] fills them.
-const TERM_NAMES: [&str; TERM_COUNT] = [
+/// Names of the terms, in the order [`side_terms`] fills them.
+pub const TERM_NAMES: [&str; TERM_COUNT] = [
     "material",
     "captured waiting",
     "queen race",
@@ -77,7 +77,8 @@ const TERM_NAMES: [&str; TERM_COUNT] = [
     "mobility",
     "tempo",
 ];
-const TERM_COUNT: usize = 11;
+/// The number of evaluation terms.
+pub const TERM_COUNT: usize = 11;
 
 /// Where the pieces of `color` could step (for the mobility and capture
 /// terms): empty cells not between two active enemies.
@@ -192,18 +193,23 @@ fn side_terms(position: &Position, color: Color, to_move: bool) -> [i32; TERM_CO
 }
 
 /// The evaluation of `position` from the side to move's view, in
-/// hundredths of a guard.
-pub fn evaluate(position: &Position) -> i32 {
+/// hundredths of a guard, with each term weighted by `percent` (100 for
+/// every term is the evaluation as tuned).
+pub fn evaluate(position: &Position, percent: &[i32; TERM_COUNT]) -> i32 {
     let us = position.side_to_move();
-    let ours: i32 = side_terms(position, us, true).iter().sum();
-    let theirs: i32 = side_terms(position, !us, false).iter().sum();
-    ours - theirs
+    let ours = side_terms(position, us, true);
+    let theirs = side_terms(position, !us, false);
+    let weighted: i32 = (0..TERM_COUNT)
+        .map(|term| (ours[term] - theirs[term]) * percent[term])
+        .sum();
+    weighted / 100
 }
 
-/// The evaluation broken into its terms, one human-readable line each
-/// (white, black, white minus black), ending with the total from the side
-/// to move's view, for the protocol's `eval` command.
-pub fn describe(position: &Position) -> Vec<String> {
+/// The evaluation broken into its terms (weighted by `percent`), one
+/// human-readable line each (white, black, white minus black), ending with
+/// the total from the side to move's view, for the protocol's `eval`
+/// command.
+pub fn describe(position: &Position, percent: &[i32; TERM_COUNT]) -> Vec<String> {
     let stm = position.side_to_move();
     let white = side_terms(position, Color::White, stm == Color::White);
     let black = side_terms(position, Color::Black, stm == Color::Black);
@@ -212,17 +218,19 @@ pub fn describe(position: &Position) -> Vec<String> {
         "term", "white", "black", "total"
     )];
     for (index, name) in TERM_NAMES.iter().enumerate() {
+        let white = white[index] * percent[index] / 100;
+        let black = black[index] * percent[index] / 100;
         lines.push(format!(
             "{:<18} {:>7} {:>7} {:>7}",
             name,
-            white[index],
-            black[index],
-            white[index] - black[index]
+            white,
+            black,
+            white - black
         ));
     }
     lines.push(format!(
         "total {} (side to move, {})",
-        evaluate(position),
+        evaluate(position, percent),
         stm.name()
     ));
     lines
@@ -233,30 +241,42 @@ mod tests {
     use super::*;
     use crate::rules::{START_FEN, parse_fen};
 
+    const FULL: [i32; TERM_COUNT] = [100; TERM_COUNT];
+
     #[test]
     fn the_start_position_is_balanced_but_for_the_tempo() {
         let position = parse_fen(START_FEN).unwrap();
-        assert_eq!(evaluate(&position), WEIGHTS.tempo);
+        assert_eq!(evaluate(&position, &FULL), WEIGHTS.tempo);
+    }
+
+    #[test]
+    fn a_term_weighted_zero_drops_out() {
+        let position = parse_fen(START_FEN).unwrap();
+        let mut percent = FULL;
+        percent[TERM_NAMES.iter().position(|&name| name == "tempo").unwrap()] = 0;
+        assert_eq!(evaluate(&position, &percent), 0);
+        percent = [200; TERM_COUNT];
+        assert_eq!(evaluate(&position, &percent), 2 * WEIGHTS.tempo);
     }
 
     #[test]
     fn the_score_flips_with_the_side_to_move_on_a_mirrored_board() {
         let white = parse_fen("6/7/8/9/4G5/5Q5/10/9/8/g6/q5 w").unwrap();
         let black = parse_fen("6/7/8/9/4G5/5Q5/10/9/8/g6/q5 b").unwrap();
-        assert!(evaluate(&white) > 0);
-        assert!(evaluate(&black) < 0);
+        assert!(evaluate(&white, &FULL) > 0);
+        assert!(evaluate(&black, &FULL) < 0);
     }
 
     #[test]
     fn describe_ends_with_the_total() {
         let position = parse_fen(START_FEN).unwrap();
-        let lines = describe(&position);
+        let lines = describe(&position, &FULL);
         assert_eq!(lines.len(), TERM_COUNT + 2);
         assert!(
             lines
                 .last()
                 .unwrap()
-                .starts_with(&format!("total {}", evaluate(&position)))
+                .starts_with(&format!("total {}", evaluate(&position, &FULL)))
         );
     }
 

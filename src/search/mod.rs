@@ -127,6 +127,46 @@ pub struct SearchControl {
     pub pondering: Arc<AtomicBool>,
 }
 
+/// Parts of the search that can be switched off and the weight of each
+/// evaluation term: developer settings, so that a match can measure what
+/// each part is worth without a rebuild. The default is the engine as it
+/// plays.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Tuning {
+    /// Probe and store the transposition table (cut-offs and its move).
+    pub transposition_table: bool,
+    /// Try the two killer moves of a ply early.
+    pub killers: bool,
+    /// Order quiet moves by their history of cut-offs.
+    pub history: bool,
+    /// Late move reductions.
+    pub reductions: bool,
+    /// Late move pruning near the leaves.
+    pub move_pruning: bool,
+    /// Aspiration windows around the previous iteration's score.
+    pub aspiration: bool,
+    /// Quiescence search at the horizon (off: the static evaluation).
+    pub quiescence: bool,
+    /// Each evaluation term's weight in percent, in the order of
+    /// [`eval::TERM_NAMES`].
+    pub eval_percent: [i32; eval::TERM_COUNT],
+}
+
+impl Default for Tuning {
+    fn default() -> Self {
+        Tuning {
+            transposition_table: true,
+            killers: true,
+            history: true,
+            reductions: true,
+            move_pruning: true,
+            aspiration: true,
+            quiescence: true,
+            eval_percent: [100; eval::TERM_COUNT],
+        }
+    }
+}
+
 /// Engine settings that the protocol's options change.
 #[derive(Clone, Copy, Debug)]
 pub struct EngineOptions {
@@ -138,6 +178,8 @@ pub struct EngineOptions {
     pub multipv: usize,
     /// Time kept back per move for communication, in milliseconds.
     pub move_overhead_ms: u64,
+    /// Developer switches and evaluation weights.
+    pub tuning: Tuning,
 }
 
 impl Default for EngineOptions {
@@ -147,6 +189,7 @@ impl Default for EngineOptions {
             threads: 1,
             multipv: 1,
             move_overhead_ms: 30,
+            tuning: Tuning::default(),
         }
     }
 }

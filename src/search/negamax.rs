@@ -8,7 +8,8 @@ use super::ordering::{History, Killers, OrderedMoves, is_winning, winning_cells}
 use super::time::TimeManager;
 use super::tt::TranspositionTable;
 use super::{
-    Bound, INFINITY, MATE, MATE_BOUND, MAX_PLY, SearchControl, SearchLimits, SearchReport, to_score,
+    Bound, INFINITY, MATE, MATE_BOUND, MAX_PLY, SearchControl, SearchLimits, SearchReport, Tuning,
+    to_score,
 };
 use crate::rules::movegen::generate_legal;
 use crate::rules::position::FormationOutcome;
@@ -51,6 +52,8 @@ pub struct Shared<'a> {
     pub multipv: usize,
     /// When the search started.
     pub started: Instant,
+    /// Which parts of the search run, and the evaluation's weights.
+    pub tuning: Tuning,
 }
 
 impl Shared<'_> {
@@ -167,7 +170,7 @@ impl<'a, 'h> Worker<'a, 'h> {
 
     fn order_root(&mut self) {
         let root = self.shared.root;
-        let tt_move = self.shared.tt.probe(root.key(), 0).and_then(|hit| hit.mv);
+        let tt_move = self.probe(root.key(), 0).and_then(|hit| hit.mv);
         let mut list = MoveList::default();
         generate_legal(&root, &mut list);
         let ordered = OrderedMoves::new(&root, list, tt_move, 0, &self.killers, self.history);
@@ -263,7 +266,8 @@ impl<'a, 'h> Worker<'a, 'h> {
     fn iterate(&mut self, depth: i32, lines: usize, previous: &mut i32) -> bool {
         for line in 0..lines {
             let mut delta = ASPIRATION_DELTA;
-            let (mut alpha, mut beta) = if depth >= 5 && line == 0 {
+            let (mut alpha, mut beta) = if self.shared.tuning.aspiration && depth >= 5 && line == 0
+            {
                 (
                     (*previous - delta).max(-INFINITY),
                     (*previous + delta).min(INFINITY),
@@ -419,7 +423,12 @@ impl<'a, 'h> Worker<'a, 'h> {
             if self.is_repetition(position.key()) {
                 return 0;
             }
-            return self.quiescence(position, alpha, beta, ply, 0);
+            let start = if self.shared.tuning.quiescence {
+                0
+            } else {
+                QUIESCENCE_DEPTH
+            };
+            return self.quiescence(position, alpha, beta, ply, start);
         }
         if self.visit(ply) {
             return 0;
@@ -432,7 +441,7 @@ impl<'a, 'h> Worker<'a, 'h> {
             return 0;
         }
         if ply >= MAX_PLY {
-            return evaluate(position);
+            return self.evaluate(position);
         }
         // No line through here can end sooner than a win next move or later
         // than a loss right now.
@@ -457,7 +466,7 @@ impl<'a, 'h> Worker<'a, 'h> {
         pv_node: bool,
     ) -> i32 {
         let key = position.key();
-        let hit = self.shared.tt.probe(key, ply);
+        let hit = self.probe(key, ply);
         if let Some(hit) = hit
             && !pv_node
             && hit.depth >= depth
@@ -474,6 +483,7 @@ impl<'a, 'h> Worker<'a, 'h> {
             return -MATE + ply as i32;
         }
         let threatened = has_win_threat(position, !position.side_to_move());
+        let tuning = self.shared.tuning;
 
         let original_alpha = alpha;
         let tt_move = hit.and_then(|hit| hit.mv);
@@ -488,7 +498,8 @@ impl<'a, 'h> Worker<'a, 'h> {
         while let Some(mv) = ordered.next() {
             let capture = ordered.is_capture(mv);
             let quiet = !capture && Some(mv) != tt_move;
-            if quiet
+            if tuning.move_pruning
+                && quiet
                 && !pv_node
                 && !threatened
                 && depth <= 3
@@ -503,12 +514,13 @@ impl<'a, 'h> Worker<'a, 'h> {
             let score = if index == 0 {
                 -self.negamax(&child, depth - 1, -beta, -alpha, ply + 1, pv_node)
             } else {
-                let reduction = if depth >= 3 && quiet && !threatened && index >= 2 {
-                    let base = self.reductions[depth.min(63) as usize][index.min(63)];
-                    (base - i32::from(pv_node)).clamp(0, depth - 2)
-                } else {
-                    0
-                };
+                let reduction =
+                    if tuning.reductions && depth >= 3 && quiet && !threatened && index >= 2 {
+                        let base = self.reductions[depth.min(63) as usize][index.min(63)];
+                        (base - i32::from(pv_node)).clamp(0, depth - 2)
+                    } else {
+                        0
+                    };
                 let mut score = -self.negamax(
                     &child,
                     depth - 1 - reduction,
@@ -557,10 +569,24 @@ impl<'a, 'h> Worker<'a, 'h> {
         } else {
             Bound::Upper
         };
-        self.shared
-            .tt
-            .store(key, ply, best_move, best, depth, bound);
+        if tuning.transposition_table {
+            self.shared
+                .tt
+                .store(key, ply, best_move, best, depth, bound);
+        }
         best
+    }
+
+    fn probe(&self, key: u64, ply: usize) -> Option<super::tt::TtHit> {
+        if self.shared.tuning.transposition_table {
+            self.shared.tt.probe(key, ply)
+        } else {
+            None
+        }
+    }
+
+    fn evaluate(&self, position: &Position) -> i32 {
+        evaluate(position, &self.shared.tuning.eval_percent)
     }
 
     fn reward(
@@ -571,11 +597,16 @@ impl<'a, 'h> Worker<'a, 'h> {
         mv: Move,
         tried: &[Option<Move>],
     ) {
-        self.killers.record(ply, mv);
-        let bonus = (depth * depth).min(1200);
-        self.history.update(position, mv, bonus);
-        for other in tried.iter().flatten() {
-            self.history.update(position, *other, -bonus);
+        let tuning = self.shared.tuning;
+        if tuning.killers {
+            self.killers.record(ply, mv);
+        }
+        if tuning.history {
+            let bonus = (depth * depth).min(1200);
+            self.history.update(position, mv, bonus);
+            for other in tried.iter().flatten() {
+                self.history.update(position, *other, -bonus);
+            }
         }
     }
 
@@ -597,7 +628,7 @@ impl<'a, 'h> Worker<'a, 'h> {
             return score;
         }
         if ply >= MAX_PLY {
-            return evaluate(position);
+            return self.evaluate(position);
         }
         // A threat to complete the formation is this game's check: standing
         // pat would ignore it, so every move is tried instead (near the
@@ -606,7 +637,7 @@ impl<'a, 'h> Worker<'a, 'h> {
             depth < QUIESCENCE_EVASION_DEPTH && has_win_threat(position, !position.side_to_move());
         let mut best = -INFINITY;
         if !threatened {
-            best = evaluate(position);
+            best = self.evaluate(position);
             if best >= beta {
                 return if count_legal(position) == 0 {
                     -MATE + ply as i32

@@ -45,6 +45,7 @@ pub fn run(
         root_moves,
         multipv: options.multipv,
         started,
+        tuning: options.tuning,
     };
     let time = TimeManager::new(
         limits,
