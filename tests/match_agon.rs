@@ -146,3 +146,27 @@ fn agon_plays_random_and_itself_with_legal_recorded_games() {
     assert_eq!(records.len(), 2, "{text}");
     records.iter().for_each(check_record);
 }
+
+#[test]
+fn a_refused_option_stops_the_run_before_any_game() {
+    let dir = scratch("refused");
+    let jsonl = dir.join("games.jsonl");
+    let output = Command::new(AGON)
+        .args(["match", "-engine", &format!("cmd={AGON}"), "name=good"])
+        .args(["option.Search LMR=false", "-engine", &format!("cmd={AGON}")])
+        .args(["name=typo", "option.Hash=16", "option.Hsah=16"])
+        .args(["-each", "nodes=500", "-games", "2", "-jsonl"])
+        .arg(&jsonl)
+        .stdin(Stdio::null())
+        .output()
+        .expect("agon runs");
+    assert!(!output.status.success());
+    let message = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        message.contains("engine typo refused option Hsah=16")
+            && message.contains("unknown option 'Hsah'"),
+        "{message}"
+    );
+    let played = std::fs::read_to_string(&jsonl).unwrap_or_default();
+    assert!(played.is_empty(), "no game is played: {played}");
+}

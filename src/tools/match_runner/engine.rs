@@ -20,6 +20,26 @@ pub enum Failure {
     Aborted,
 }
 
+/// Why an engine could not be brought to play.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StartError {
+    /// It did not run, or did not answer the handshake in time.
+    Failed(String),
+    /// It answered a `setoption` with an `info string error` line: the
+    /// match is set up wrongly, not the engine broken.
+    RefusedOption(String),
+}
+
+impl std::fmt::Display for StartError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StartError::Failed(message) | StartError::RefusedOption(message) => {
+                f.write_str(message)
+            }
+        }
+    }
+}
+
 /// How often a wait looks at the abort flag.
 const ABORT_POLL: Duration = Duration::from_millis(50);
 
@@ -32,8 +52,40 @@ pub struct EngineProcess {
 }
 
 impl EngineProcess {
-    /// Starts the engine and brings it to `uciok`, sends its options and waits for `readyok`.
+    /// Starts the engine and brings it to `uciok`, then sends its options,
+    /// each followed by `isready`, so that a refused one is named.
     pub fn start(
+        spec: &EngineSpec,
+        timeouts: &Timeouts,
+        abort: &AtomicBool,
+    ) -> Result<EngineProcess, StartError> {
+        let mut engine = Self::launch(spec, timeouts, abort).map_err(StartError::Failed)?;
+        for (name, value) in &spec.options {
+            let mut refusal = None;
+            engine
+                .send(&format!("setoption name {name} value {value}"))
+                .and_then(|()| engine.send("isready"))
+                .and_then(|()| {
+                    engine.wait_for(timeouts.ready, abort, |line| {
+                        if line.starts_with("info string error") && refusal.is_none() {
+                            refusal = Some(line.to_string());
+                        }
+                        line.trim() == "readyok"
+                    })
+                })
+                .map_err(|f| StartError::Failed(explain(f, "readyok", timeouts.ready)))?;
+            if let Some(line) = refusal {
+                return Err(StartError::RefusedOption(format!(
+                    "engine {} refused option {name}={value}: {line}",
+                    spec.name
+                )));
+            }
+        }
+        Ok(engine)
+    }
+
+    /// Runs the engine and waits for `uciok`.
+    fn launch(
         spec: &EngineSpec,
         timeouts: &Timeouts,
         abort: &AtomicBool,
@@ -74,23 +126,10 @@ impl EngineProcess {
             stdin,
             lines,
         };
-        let explain = |failure: Failure, what: &str| match failure {
-            Failure::Crashed => format!("exited before {what}"),
-            Failure::TimedOut => format!("no {what} within {} ms", timeouts.startup.as_millis()),
-            Failure::Aborted => "stopped".to_string(),
-        };
-        engine.send("uci").map_err(|f| explain(f, "uciok"))?;
         engine
-            .wait_for(timeouts.startup, abort, |line| line.trim() == "uciok")
-            .map_err(|f| explain(f, "uciok"))?;
-        for (name, value) in &spec.options {
-            engine
-                .send(&format!("setoption name {name} value {value}"))
-                .map_err(|f| explain(f, "readyok"))?;
-        }
-        engine
-            .sync(timeouts.ready, abort)
-            .map_err(|f| explain(f, "readyok"))?;
+            .send("uci")
+            .and_then(|()| engine.wait_for(timeouts.startup, abort, |line| line.trim() == "uciok"))
+            .map_err(|f| explain(f, "uciok", timeouts.startup))?;
         Ok(engine)
     }
 
@@ -139,6 +178,15 @@ impl EngineProcess {
     pub fn sync(&mut self, timeout: Duration, abort: &AtomicBool) -> Result<(), Failure> {
         self.send("isready")?;
         self.wait_for(timeout, abort, |line| line.trim() == "readyok")
+    }
+}
+
+/// Says what a failed wait of at most `limit` for `what` means.
+fn explain(failure: Failure, what: &str, limit: Duration) -> String {
+    match failure {
+        Failure::Crashed => format!("exited before {what}"),
+        Failure::TimedOut => format!("no {what} within {} ms", limit.as_millis()),
+        Failure::Aborted => "stopped".to_string(),
     }
 }
 

@@ -10,7 +10,7 @@ pub mod referee;
 
 use crate::rules::Color;
 use crate::tools::stats::{GameOutcome, SprtDecision, Tally, summary_lines};
-use engine::EngineProcess;
+use engine::{EngineProcess, StartError};
 use openings::OpeningBook;
 use options::{MatchConfig, PER_INVOCATION, Request};
 use record::{GameRecord, RecordWriter, Verdict};
@@ -334,7 +334,26 @@ impl Runner {
         Ok(runner)
     }
 
+    /// Starts each engine that is given options once, so that an option it
+    /// refuses stops the run before any game instead of losing them all.
+    /// Other start failures are left to the games, which record them.
+    fn check_options(&self) -> Result<(), String> {
+        let config = &self.shared.config;
+        for spec in config
+            .engines
+            .iter()
+            .filter(|spec| !spec.options.is_empty())
+        {
+            match EngineProcess::start(spec, &config.timeouts, &self.shared.stop) {
+                Err(StartError::RefusedOption(message)) => return Err(message),
+                Err(StartError::Failed(_)) | Ok(_) => {}
+            }
+        }
+        Ok(())
+    }
+
     fn run(mut self) -> Result<(), String> {
+        self.check_options()?;
         let total = self.shared.config.total_games();
         let done: BTreeSet<u64> = self.finished.keys().copied().collect();
         if !self.finished.is_empty() {

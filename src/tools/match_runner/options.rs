@@ -16,7 +16,9 @@ Engine keys (for -engine, or for every engine with -each):
   cmd=<path>            program to run (required)
   args=\"<a b c>\"        arguments, split on spaces
   name=<name>           name in results and records (default: cmd)
-  option.<Name>=<v>     sent as 'setoption name <Name> value <v>'
+  option.<Name>=<v>     sent as 'setoption name <Name> value <v>'; quote it
+                        when the name has spaces; an option the engine
+                        refuses ('info string error') stops the run
   tc=<[moves/]base[+inc]>|inf
                         clock in seconds, e.g. tc=40/60+0.6, tc=10+0.1
   st=<seconds>          fixed time per move ('go movetime')

@@ -230,8 +230,8 @@ fn prepare(
     if slot.is_none() {
         match EngineProcess::start(spec, setup.timeouts, setup.abort) {
             Ok(engine) => *slot = Some(engine),
-            Err(message) => {
-                log::warn!("engine {} failed to start: {message}", spec.name);
+            Err(error) => {
+                log::warn!("engine {} failed to start: {error}", spec.name);
                 if setup.abort.load(std::sync::atomic::Ordering::Relaxed) {
                     return Err(None);
                 }
