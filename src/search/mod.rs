@@ -80,6 +80,19 @@ pub struct SearchLimits {
     pub searchmoves: Vec<Move>,
 }
 
+impl SearchLimits {
+    /// Whether only the clock bounds the search (no depth, nodes, movetime,
+    /// mate or infinite), so the engine decides how long to think.
+    pub fn clock_only(&self) -> bool {
+        self.clock.is_some()
+            && self.depth.is_none()
+            && self.nodes.is_none()
+            && self.movetime.is_none()
+            && self.mate.is_none()
+            && !self.infinite
+    }
+}
+
 /// One line of a finished (or partly finished) iteration.
 #[derive(Clone, Debug)]
 pub struct SearchReport {

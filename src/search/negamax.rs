@@ -228,7 +228,9 @@ impl<'a, 'h> Worker<'a, 'h> {
                 .is_some_and(|moves| best >= MATE_BOUND && (MATE - best + 1) / 2 <= moves as i32);
             let decided = best.abs() >= MATE_BOUND && depth as i32 > MATE - best.abs() + 2;
             let out_of_time = self.duties.as_ref().is_some_and(|d| d.time.soft_expired());
-            if mate_found || out_of_time || (decided && limits.depth.is_none()) {
+            // Time spent on a forced move is time lost for the next ones.
+            let forced = self.root_moves.len() == 1 && limits.clock_only();
+            if mate_found || out_of_time || forced || (decided && limits.depth.is_none()) {
                 break;
             }
         }

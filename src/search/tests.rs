@@ -161,6 +161,28 @@ fn a_search_stopped_at_once_still_returns_a_legal_move() {
 }
 
 #[test]
+fn a_forced_move_under_a_clock_is_played_after_one_iteration() {
+    // White's only move is the guard g6f5.
+    let game = Game::new(parse_fen("6/7/8/9/4gg4/4gQG4/6g3/9/8/7/q5 w").unwrap());
+    assert_eq!(legal_moves(game.position()).len(), 1);
+    let clock = SearchLimits {
+        clock: Some(Clock {
+            time: std::time::Duration::from_secs(60),
+            ..Clock::default()
+        }),
+        ..SearchLimits::default()
+    };
+    let outcome = quick_engine().search(&game, &clock, &SearchControl::default(), |_| {});
+    assert_eq!(outcome.depth, 1);
+    assert_eq!(
+        outcome.best.map(|mv| mv.to_string()).as_deref(),
+        Some("g6f5")
+    );
+    // A depth asked for is still searched.
+    assert_eq!(search_to(&mut quick_engine(), &game, 4).depth, 4);
+}
+
+#[test]
 fn searchmoves_restricts_the_root() {
     let position = parse_fen(START_FEN).unwrap();
     let only = legal_moves(&position).as_slice()[5];
