@@ -56,6 +56,17 @@ enum Command {
         #[arg(allow_hyphen_values = true, trailing_var_arg = true)]
         args: Vec<String>,
     },
+    /// Fit the evaluation term weights to recorded games (`agon match -jsonl`
+    /// files); prints the fitted `Eval <term>` options.
+    Tune {
+        /// JSON-lines game records.
+        #[arg(required = true)]
+        files: Vec<std::path::PathBuf>,
+        /// Weight of the game results in the targets (1: results only, the
+        /// Texel method); the rest is the reported search scores.
+        #[arg(long, default_value_t = 0.0)]
+        result_weight: f64,
+    },
     /// Analyse positions (a FEN per line, optionally `; moves ...`) into JSON lines.
     Analyze {
         /// File of positions; standard input when absent.
@@ -100,6 +111,10 @@ fn main() -> ExitCode {
         None | Some(Command::Uci) => protocol::run_engine().map_err(|e| e.to_string()),
         Some(Command::Random { seed }) => protocol::run_random(seed).map_err(|e| e.to_string()),
         Some(Command::Match { args }) => agon::tools::match_runner::run(&args),
+        Some(Command::Tune {
+            files,
+            result_weight,
+        }) => agon::tools::tune::run(&files, result_weight, &mut io::stdout().lock()),
         Some(Command::Analyze {
             file,
             depth,

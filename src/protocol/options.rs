@@ -128,7 +128,7 @@ const SWITCHES: [Switch; 7] = [
 
 /// The developer options weighting the evaluation terms, in the order of
 /// the evaluation's term list.
-const EVAL_WEIGHTS: [&str; TERM_COUNT] = [
+pub const EVAL_WEIGHTS: [&str; TERM_COUNT] = [
     "Eval Material",
     "Eval Captured Waiting",
     "Eval Queen Race",

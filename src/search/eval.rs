@@ -192,17 +192,36 @@ fn side_terms(position: &Position, color: Color, to_move: bool) -> [i32; TERM_CO
     terms
 }
 
+/// Each term for the side to move minus the same term for the other side.
+pub fn term_differences(position: &Position) -> [i32; TERM_COUNT] {
+    let us = position.side_to_move();
+    let ours = side_terms(position, us, true);
+    let theirs = side_terms(position, !us, false);
+    std::array::from_fn(|term| ours[term] - theirs[term])
+}
+
 /// The evaluation of `position` from the side to move's view, in
 /// hundredths of a guard, with each term weighted by `percent` (100 for
 /// every term is the evaluation as tuned).
 pub fn evaluate(position: &Position, percent: &[i32; TERM_COUNT]) -> i32 {
-    let us = position.side_to_move();
-    let ours = side_terms(position, us, true);
-    let theirs = side_terms(position, !us, false);
+    let differences = term_differences(position);
     let weighted: i32 = (0..TERM_COUNT)
-        .map(|term| (ours[term] - theirs[term]) * percent[term])
+        .map(|term| differences[term] * percent[term])
         .sum();
     weighted / 100
+}
+
+/// Whether the static evaluation can be trusted here: the game goes on,
+/// nothing waits to be relocated, no formation is one step away, and the
+/// side to move cannot capture.
+pub fn is_quiet(position: &Position) -> bool {
+    let us = position.side_to_move();
+    position.formation_outcome().is_none()
+        && position.captured(Color::White) == 0
+        && position.captured(Color::Black) == 0
+        && !has_win_threat(position, us)
+        && !has_win_threat(position, !us)
+        && step_destinations(position, us) & capture_cells(position, us) == 0
 }
 
 /// The evaluation broken into its terms (weighted by `percent`), one

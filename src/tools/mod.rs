@@ -6,3 +6,4 @@ pub mod bench;
 pub mod match_runner;
 pub mod perft;
 pub mod stats;
+pub mod tune;

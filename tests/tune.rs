@@ -1,0 +1,85 @@
+//! End-to-end test of `agon tune` on records written by `agon match`.
+
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+
+const AGON: &str = env!("CARGO_BIN_EXE_agon");
+
+fn agon(args: &[&str]) -> Output {
+    Command::new(AGON)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("agon runs")
+}
+
+fn scratch() -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("agon-tune-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn tune_fits_every_weight_from_match_records() {
+    let dir = scratch();
+    let records = dir.join("games.jsonl");
+    let records = records.to_str().unwrap();
+    let engine = format!("cmd={AGON}");
+    let played = agon(&[
+        "match",
+        "-engine",
+        &engine,
+        "name=a",
+        "-engine",
+        &engine,
+        "name=b",
+        "-each",
+        "nodes=400",
+        "-games",
+        "3",
+        "-repeat",
+        "-openings",
+        "random",
+        "plies=4",
+        "seed=5",
+        "-maxmoves",
+        "60",
+        "-jsonl",
+        records,
+    ]);
+    assert!(played.status.success());
+
+    let tuned = agon(&["tune", records]);
+    let text = String::from_utf8_lossy(&tuned.stdout);
+    assert!(tuned.status.success(), "{text}");
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[0].starts_with("games 6 (lines skipped 0), quiet positions "));
+    let quiet: usize = lines[0].rsplit(' ').next().unwrap().parse().unwrap();
+    assert!(quiet > 100, "{quiet}");
+    let (before, after) = lines[2]
+        .strip_prefix("mean squared error ")
+        .and_then(|rest| rest.split_once(" -> "))
+        .expect("the errors");
+    assert!(after.parse::<f64>().unwrap() <= before.parse::<f64>().unwrap());
+    let options: Vec<&str> = lines[3..].to_vec();
+    assert_eq!(options.len(), 11);
+    for line in options {
+        let value: u32 = line
+            .strip_prefix("setoption name Eval ")
+            .and_then(|rest| rest.rsplit(" value ").next())
+            .and_then(|value| value.parse().ok())
+            .unwrap_or_else(|| panic!("{line}"));
+        assert!(value <= 1000, "{line}");
+    }
+
+    for bad in [
+        vec!["tune", "/nonexistent/games.jsonl"],
+        vec!["tune", "--result-weight", "2", records],
+    ] {
+        let refused = agon(&bad);
+        assert!(!refused.status.success(), "{bad:?}");
+        assert!(String::from_utf8_lossy(&refused.stderr).starts_with("error: "));
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
