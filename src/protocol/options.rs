@@ -134,6 +134,7 @@ pub const EVAL_WEIGHTS: [&str; TERM_COUNT] = [
     "Eval Queen Race",
     "Eval Guard Race",
     "Eval Formation",
+    "Eval Formation With Queen",
     "Eval Forfeit Danger",
     "Eval Enemy Parked",
     "Eval Capture Chances",
@@ -459,14 +460,14 @@ mod tests {
         let tuning = settings.engine.tuning;
         assert!(!tuning.reductions && !tuning.transposition_table);
         assert!(tuning.killers && tuning.history && tuning.quiescence);
-        assert_eq!(tuning.eval_percent[9], 0);
-        assert_eq!(tuning.eval_percent[10], 250);
+        assert_eq!(tuning.eval_percent[10], 0);
+        assert_eq!(tuning.eval_percent[11], 250);
         assert!(!settings.ponder);
         let error = apply(&mut settings, "Eval Tempo", Some("1001"))
             .unwrap_err()
             .to_string();
         assert!(error.contains("between 0 and 1000"), "{error}");
-        assert_eq!(settings.engine.tuning.eval_percent[10], 250);
+        assert_eq!(settings.engine.tuning.eval_percent[11], 250);
         assert!(
             declarations()
                 .iter()

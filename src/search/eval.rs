@@ -25,7 +25,7 @@ pub struct Weights {
     pub guard_ring: [i32; 6],
     /// By the number of own active guards next to the throne.
     pub formation: [i32; 7],
-    /// Added to `formation` while the own queen sits active on the throne.
+    /// By the same count, while the own queen sits active on the throne.
     pub formation_with_queen: [i32; 7],
     /// Five guards around an empty-of-queen throne: the sixth may never
     /// enter, and the queen must come first.
@@ -63,13 +63,30 @@ pub const WEIGHTS: Weights = Weights {
     tempo: 15,
 };
 
-/// Names of the terms, in the order [`side_terms`] fills them.
+/// Where each term sits in the arrays of terms.
+mod term {
+    pub const MATERIAL: usize = 0;
+    pub const CAPTURED_WAITING: usize = 1;
+    pub const QUEEN_RACE: usize = 2;
+    pub const GUARD_RACE: usize = 3;
+    pub const FORMATION: usize = 4;
+    pub const FORMATION_WITH_QUEEN: usize = 5;
+    pub const FORFEIT_DANGER: usize = 6;
+    pub const ENEMY_PARKED: usize = 7;
+    pub const CAPTURE_CHANCES: usize = 8;
+    pub const WIN_THREAT: usize = 9;
+    pub const MOBILITY: usize = 10;
+    pub const TEMPO: usize = 11;
+}
+
+/// Names of the terms, in the order of their indices.
 pub const TERM_NAMES: [&str; TERM_COUNT] = [
     "material",
     "captured waiting",
     "queen race",
     "guard race",
     "formation",
+    "formation with queen",
     "forfeit danger",
     "enemy parked",
     "capture chances",
@@ -78,7 +95,7 @@ pub const TERM_NAMES: [&str; TERM_COUNT] = [
     "tempo",
 ];
 /// The number of evaluation terms.
-pub const TERM_COUNT: usize = 11;
+pub const TERM_COUNT: usize = 12;
 
 /// Where the pieces of `color` could step (for the mobility and capture
 /// terms): empty cells not between two active enemies.
@@ -157,37 +174,40 @@ fn side_terms(position: &Position, color: Color, to_move: bool) -> [i32; TERM_CO
     let queen = active & position.queens();
     let mut terms = [0; TERM_COUNT];
 
-    terms[0] = w.guard * guards.count_ones() as i32 + w.queen * queen.count_ones() as i32;
-    terms[1] = w.captured_waiting * position.captured(color).count_ones() as i32;
+    terms[term::MATERIAL] =
+        w.guard * guards.count_ones() as i32 + w.queen * queen.count_ones() as i32;
+    terms[term::CAPTURED_WAITING] =
+        w.captured_waiting * position.captured(color).count_ones() as i32;
     for (ring, cells) in RINGS.iter().enumerate() {
         if queen & cells != 0 {
-            terms[2] = w.queen_ring[ring];
+            terms[term::QUEEN_RACE] = w.queen_ring[ring];
         }
-        terms[3] += w.guard_ring[ring] * (guards & cells).count_ones() as i32;
+        terms[term::GUARD_RACE] += w.guard_ring[ring] * (guards & cells).count_ones() as i32;
     }
     let around = (guards & THRONE_RING).count_ones() as usize;
-    terms[4] = w.formation[around];
+    terms[term::FORMATION] = w.formation[around];
     let queen_on_throne = queen & THRONE != 0;
     if queen_on_throne {
-        terms[4] += w.formation_with_queen[around];
+        terms[term::FORMATION_WITH_QUEEN] = w.formation_with_queen[around];
     } else if around == 5 {
-        terms[5] = w.forfeit_danger;
+        terms[term::FORFEIT_DANGER] = w.forfeit_danger;
     }
-    terms[6] = w.enemy_parked * (position.active(!color) & THRONE_RING).count_ones() as i32;
+    terms[term::ENEMY_PARKED] =
+        w.enemy_parked * (position.active(!color) & THRONE_RING).count_ones() as i32;
     let reach = step_destinations(position, color);
     let chances = (reach & capture_cells(position, color)).count_ones() as i32;
-    terms[7] = chances
+    terms[term::CAPTURE_CHANCES] = chances
         * if to_move {
             w.capture_chance_to_move
         } else {
             w.capture_chance_waiting
         };
     if !to_move && has_win_threat(position, color) {
-        terms[8] = w.win_threat_waiting;
+        terms[term::WIN_THREAT] = w.win_threat_waiting;
     }
-    terms[9] = w.mobility * reach.count_ones() as i32;
+    terms[term::MOBILITY] = w.mobility * reach.count_ones() as i32;
     if to_move {
-        terms[10] = w.tempo;
+        terms[term::TEMPO] = w.tempo;
     }
     terms
 }
@@ -233,14 +253,14 @@ pub fn describe(position: &Position, percent: &[i32; TERM_COUNT]) -> Vec<String>
     let white = side_terms(position, Color::White, stm == Color::White);
     let black = side_terms(position, Color::Black, stm == Color::Black);
     let mut lines = vec![format!(
-        "{:<18} {:>7} {:>7} {:>7}",
+        "{:<22} {:>7} {:>7} {:>7}",
         "term", "white", "black", "total"
     )];
     for (index, name) in TERM_NAMES.iter().enumerate() {
         let white = white[index] * percent[index] / 100;
         let black = black[index] * percent[index] / 100;
         lines.push(format!(
-            "{:<18} {:>7} {:>7} {:>7}",
+            "{:<22} {:>7} {:>7} {:>7}",
             name,
             white,
             black,
@@ -272,7 +292,7 @@ mod tests {
     fn a_term_weighted_zero_drops_out() {
         let position = parse_fen(START_FEN).unwrap();
         let mut percent = FULL;
-        percent[TERM_NAMES.iter().position(|&name| name == "tempo").unwrap()] = 0;
+        percent[term::TEMPO] = 0;
         assert_eq!(evaluate(&position, &percent), 0);
         percent = [200; TERM_COUNT];
         assert_eq!(evaluate(&position, &percent), 2 * WEIGHTS.tempo);
