@@ -356,6 +356,10 @@ impl<'a, 'h> Worker<'a, 'h> {
     /// caller's flags. Returns true when the search must unwind.
     #[inline]
     fn visit(&mut self, ply: usize) -> bool {
+        // A re-search may still be tried after a stop; it must not count.
+        if self.shared.stopped() {
+            return true;
+        }
         self.nodes += 1;
         self.seldepth = self.seldepth.max(ply);
         if let Some(duties) = &mut self.duties {
