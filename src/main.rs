@@ -48,6 +48,9 @@ enum Command {
         /// Depth in plies.
         #[arg(default_value_t = agon::tools::bench::DEFAULT_DEPTH)]
         depth: u32,
+        /// Search threads (the node count is repeatable with one only).
+        #[arg(long, default_value_t = 1)]
+        threads: usize,
     },
     /// Play engines against each other (cutechess/fastchess-style options; see `agon match --help`).
     #[command(disable_help_flag = true)]
@@ -104,8 +107,9 @@ fn main() -> ExitCode {
             divide,
             threads,
         }) => run_perft(depth, fen.as_deref(), divide, threads),
-        Some(Command::Bench { depth }) => {
-            agon::tools::bench::run_bench(&mut io::stdout().lock(), depth)
+        Some(Command::Bench { threads: 0, .. }) => Err("--threads must be at least 1".into()),
+        Some(Command::Bench { depth, threads }) => {
+            agon::tools::bench::run_bench(&mut io::stdout().lock(), depth, threads)
                 .map_err(|e| e.to_string())
         }
         None | Some(Command::Uci) => protocol::run_engine().map_err(|e| e.to_string()),

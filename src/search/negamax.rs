@@ -14,6 +14,7 @@ use super::{
 use crate::rules::movegen::generate_legal;
 use crate::rules::position::FormationOutcome;
 use crate::rules::{Move, MoveList, Position, count_legal, legal_moves};
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Instant;
 
@@ -54,6 +55,20 @@ pub struct Shared<'a> {
     pub started: Instant,
     /// Which parts of the search run, and the evaluation's weights.
     pub tuning: Tuning,
+    /// The deepest iteration a helper thread has completed, with its best
+    /// line.
+    pub deepest_helper: Mutex<Option<HelperLine>>,
+}
+
+/// A helper thread's best line after a completed iteration.
+#[derive(Clone, Debug)]
+pub struct HelperLine {
+    /// The iteration's depth.
+    pub depth: u32,
+    /// The deepest ply the helper reached.
+    pub seldepth: u32,
+    /// The best root move with its score and line.
+    pub line: RootMove,
 }
 
 impl Shared<'_> {
@@ -259,6 +274,21 @@ impl<'a, 'h> Worker<'a, 'h> {
         for depth in first..=MAX_DEPTH as i32 {
             if self.root_moves.is_empty() || !self.iterate(depth, lines, &mut previous) {
                 break;
+            }
+            let mut deepest = self
+                .shared
+                .deepest_helper
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if deepest
+                .as_ref()
+                .is_none_or(|known| known.depth < depth as u32)
+            {
+                *deepest = Some(HelperLine {
+                    depth: depth as u32,
+                    seldepth: self.seldepth as u32,
+                    line: self.root_moves[0].clone(),
+                });
             }
         }
         self.publish_nodes();

@@ -263,6 +263,31 @@ fn infinite_search_waits_for_stop() {
 }
 
 #[test]
+fn with_two_threads_the_last_report_is_the_move_played() {
+    // Whichever thread's iteration decides, the last info line names it.
+    let mut game = Game::new(parse_fen(START_FEN).unwrap());
+    for text in ["f1f2", "f11f10"] {
+        game.play_text(text).unwrap();
+    }
+    let mut engine = Engine::new(EngineOptions {
+        hash_mib: 8,
+        threads: 2,
+        ..EngineOptions::default()
+    });
+    for _ in 0..5 {
+        let limits = SearchLimits {
+            movetime: Some(std::time::Duration::from_millis(60)),
+            ..SearchLimits::default()
+        };
+        let mut last = None;
+        let outcome = engine.search(&game, &limits, &SearchControl::default(), |report| {
+            last = Some((report.depth, report.pv[0]));
+        });
+        assert_eq!(last, Some((outcome.depth, outcome.best.unwrap())));
+    }
+}
+
+#[test]
 fn two_threads_agree_on_a_forced_win() {
     let game = Game::new(parse_fen(MATE_IN_2).unwrap());
     let mut engine = Engine::new(EngineOptions {

@@ -1,6 +1,7 @@
 //! Lazy SMP: every thread runs its own iterative deepening over the shared
-//! transposition table; the main thread reports, enforces the limits and
-//! decides the move, then stops the helpers.
+//! transposition table; the main thread reports and enforces the limits,
+//! then stops the helpers; the move comes from the deepest completed
+//! iteration of any thread.
 
 use super::negamax::{Shared, Worker};
 use super::ordering::History;
@@ -9,6 +10,7 @@ use super::tt::TranspositionTable;
 use super::{EngineOptions, Score, SearchControl, SearchLimits, SearchOutcome, SearchReport};
 use crate::rules::{Game, legal_moves};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 /// Searches `game`'s position with one thread per history in `histories`.
@@ -46,6 +48,7 @@ pub fn run(
         multipv: options.multipv,
         started,
         tuning: options.tuning,
+        deepest_helper: Mutex::new(None),
     };
     let time = TimeManager::new(
         limits,
@@ -61,7 +64,7 @@ pub fn run(
             nodes: 0,
         };
     };
-    let result = std::thread::scope(|scope| {
+    let mut result = std::thread::scope(|scope| {
         for (index, history) in helper_histories.iter_mut().enumerate() {
             let shared = &shared;
             scope.spawn(move || Worker::new(shared, index + 1, history, None).run_helper());
@@ -70,6 +73,33 @@ pub fn run(
         shared.stop.store(true, Ordering::Relaxed);
         result
     });
+    // A helper that completed a deeper iteration than the main thread saw
+    // further: its move is played (one line only, and never past a depth
+    // limit, which must be exact).
+    let deepest = shared
+        .deepest_helper
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .take();
+    if let Some(helper) = deepest
+        && helper.depth > result.depth
+        && options.multipv <= 1
+        && limits.depth.is_none()
+    {
+        report(&SearchReport {
+            depth: helper.depth,
+            seldepth: helper.seldepth,
+            multipv: 1,
+            score: super::to_score(helper.line.score),
+            bound: helper.line.bound,
+            nodes: shared.total_nodes(),
+            elapsed: started.elapsed(),
+            hashfull: tt.hashfull(),
+            pv: helper.line.pv.clone(),
+        });
+        result.depth = helper.depth;
+        result.lines = vec![helper.line];
+    }
     let best_line = result.lines.first();
     SearchOutcome {
         best: best_line.map(|line| line.mv),
