@@ -15,7 +15,7 @@ use crate::rules::movegen::generate_legal;
 use crate::rules::position::FormationOutcome;
 use crate::rules::{Move, MoveList, Position, count_legal, legal_moves};
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::time::Instant;
 
 /// Deepest iteration ever started.
@@ -55,6 +55,8 @@ pub struct Shared<'a> {
     pub started: Instant,
     /// Which parts of the search run, and the evaluation's weights.
     pub tuning: Tuning,
+    /// The iteration the main thread is in.
+    pub main_depth: AtomicU32,
     /// The deepest iteration a helper thread has completed, with its best
     /// line.
     pub deepest_helper: Mutex<Option<HelperLine>>,
@@ -216,6 +218,7 @@ impl<'a, 'h> Worker<'a, 'h> {
             if self.root_moves.is_empty() {
                 break;
             }
+            self.shared.main_depth.store(depth, Ordering::Relaxed);
             if !self.iterate(depth as i32, lines, &mut previous) {
                 break;
             }
@@ -270,9 +273,17 @@ impl<'a, 'h> Worker<'a, 'h> {
         self.order_root();
         let lines = self.shared.multipv.clamp(1, self.root_moves.len().max(1));
         let mut previous = 0;
-        let first = 1 + (self.id as i32 & 1);
-        for depth in first..=MAX_DEPTH as i32 {
-            if self.root_moves.is_empty() || !self.iterate(depth, lines, &mut previous) {
+        // Each helper keeps one or two plies ahead of the main thread, so
+        // that the table fills with deeper results and one of them may
+        // complete an iteration the main thread has not.
+        let ahead = 1 + (self.id as u32 + 1) % 2;
+        let mut depth = 1;
+        loop {
+            depth = depth.max(self.shared.main_depth.load(Ordering::Relaxed) + ahead);
+            if depth > MAX_DEPTH
+                || self.root_moves.is_empty()
+                || !self.iterate(depth as i32, lines, &mut previous)
+            {
                 break;
             }
             let mut deepest = self
@@ -280,16 +291,15 @@ impl<'a, 'h> Worker<'a, 'h> {
                 .deepest_helper
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
-            if deepest
-                .as_ref()
-                .is_none_or(|known| known.depth < depth as u32)
-            {
+            if deepest.as_ref().is_none_or(|known| known.depth < depth) {
                 *deepest = Some(HelperLine {
-                    depth: depth as u32,
+                    depth,
                     seldepth: self.seldepth as u32,
                     line: self.root_moves[0].clone(),
                 });
             }
+            drop(deepest);
+            depth += 1;
         }
         self.publish_nodes();
     }

@@ -9,7 +9,7 @@ use super::time::TimeManager;
 use super::tt::TranspositionTable;
 use super::{EngineOptions, Score, SearchControl, SearchLimits, SearchOutcome, SearchReport};
 use crate::rules::{Game, legal_moves};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -48,6 +48,7 @@ pub fn run(
         multipv: options.multipv,
         started,
         tuning: options.tuning,
+        main_depth: AtomicU32::new(0),
         deepest_helper: Mutex::new(None),
     };
     let time = TimeManager::new(
