@@ -70,6 +70,49 @@ enum Command {
         #[arg(long, default_value_t = 0.0)]
         result_weight: f64,
     },
+    /// Self-play training data: games at fixed nodes per move, appended to a
+    /// file of compact records (protocol.md, "Training records").
+    Datagen {
+        /// The record file (created, or continued when it exists).
+        #[arg(long)]
+        output: std::path::PathBuf,
+        /// Nodes searched per move.
+        #[arg(long, default_value_t = 5000)]
+        nodes: u64,
+        /// Games played at once, one search thread each.
+        #[arg(long, default_value_t = 1)]
+        threads: usize,
+        /// Stop after this many new games.
+        #[arg(long)]
+        games: Option<u64>,
+        /// Stop after this many new positions.
+        #[arg(long)]
+        positions: Option<u64>,
+        /// Stop after this many seconds.
+        #[arg(long)]
+        seconds: Option<u64>,
+        /// Seed of the openings and of the choices among near-best moves.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Uniformly random plies from the start (this or one more).
+        #[arg(long, default_value_t = 6)]
+        random_plies: u32,
+        /// Searched plies in which any move within --margin of the best may be played.
+        #[arg(long, default_value_t = 10)]
+        near_best_plies: u32,
+        /// Centi-guards a near-best move may be behind the best.
+        #[arg(long, default_value_t = 30)]
+        margin: i32,
+        /// Games reaching this many plies are scored drawn.
+        #[arg(long, default_value_t = 400)]
+        max_plies: u32,
+        /// Transposition table per game thread, MiB.
+        #[arg(long, default_value_t = 8)]
+        hash: usize,
+        /// The evaluation the searches use: `network` or `hand`.
+        #[arg(long, default_value = "hand")]
+        eval: String,
+    },
     /// Analyse positions (a FEN per line, optionally `; moves ...`) into JSON lines.
     Analyze {
         /// File of positions; standard input when absent.
@@ -119,6 +162,39 @@ fn main() -> ExitCode {
             files,
             result_weight,
         }) => agon::tools::tune::run(&files, result_weight, &mut io::stdout().lock()),
+        Some(Command::Datagen {
+            output,
+            nodes,
+            threads,
+            games,
+            positions,
+            seconds,
+            seed,
+            random_plies,
+            near_best_plies,
+            margin,
+            max_plies,
+            hash,
+            eval,
+        }) => parse_evaluation(&eval).and_then(|evaluation| {
+            run_datagen(
+                &output,
+                &agon::tools::datagen::DatagenSettings {
+                    nodes,
+                    threads,
+                    games,
+                    positions,
+                    time: seconds.map(std::time::Duration::from_secs),
+                    seed,
+                    random_plies,
+                    near_best_plies,
+                    near_best_margin: margin,
+                    max_plies,
+                    hash_mib: hash,
+                    evaluation,
+                },
+            )
+        }),
         Some(Command::Analyze {
             file,
             depth,
@@ -160,6 +236,35 @@ fn run_perft(depth: u32, fen: Option<&str>, divide: bool, threads: usize) -> Res
         write_perft_table(&mut out, &position, depth, threads)
     };
     written.map_err(|e| e.to_string())
+}
+
+/// The evaluation named on the command line.
+fn parse_evaluation(name: &str) -> Result<agon::search::Evaluation, String> {
+    match name {
+        "hand" => Ok(agon::search::Evaluation::Hand),
+        other => Err(format!("unknown evaluation '{other}' (expected hand)")),
+    }
+}
+
+/// Runs `agon datagen`; Ctrl-C ends it after the games being played.
+fn run_datagen(
+    output: &std::path::Path,
+    settings: &agon::tools::datagen::DatagenSettings,
+) -> Result<(), String> {
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = std::sync::Arc::clone(&stop);
+    if let Err(e) =
+        ctrlc::set_handler(move || flag.store(true, std::sync::atomic::Ordering::SeqCst))
+    {
+        log::warn!("Ctrl-C will not end datagen cleanly: {e}");
+    }
+    agon::tools::datagen::run(
+        output,
+        settings,
+        &stop,
+        &mut io::stderr(),
+        std::time::Duration::from_secs(10),
+    )
 }
 
 fn run_analyze(file: Option<&std::path::Path>, settings: &AnalyzeSettings) -> Result<(), String> {

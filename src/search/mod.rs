@@ -5,6 +5,7 @@
 
 pub mod eval;
 mod negamax;
+pub mod nnue;
 mod ordering;
 #[cfg(test)]
 mod tests;
@@ -163,6 +164,16 @@ pub struct Tuning {
     /// Each evaluation term's weight in percent, in the order of
     /// [`eval::TERM_NAMES`].
     pub eval_percent: [i32; eval::TERM_COUNT],
+    /// The learned network or the hand-written terms.
+    pub evaluation: Evaluation,
+}
+
+/// Which static evaluation the search uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Evaluation {
+    /// The hand-written terms of [`eval`], weighted by `eval_percent`.
+    #[default]
+    Hand,
 }
 
 impl Default for Tuning {
@@ -176,6 +187,7 @@ impl Default for Tuning {
             aspiration: true,
             quiescence: true,
             eval_percent: [100; eval::TERM_COUNT],
+            evaluation: Evaluation::default(),
         }
     }
 }

@@ -14,7 +14,7 @@ use super::{
 use crate::rules::movegen::generate_legal;
 use crate::rules::position::FormationOutcome;
 use crate::rules::{Move, MoveList, Position, count_legal, legal_moves};
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::time::Instant;
 
@@ -128,9 +128,26 @@ pub struct Worker<'a, 'h> {
     pv_len: [usize; MAX_PLY + 1],
     path: Vec<u64>,
     filter: Vec<u8>,
-    reductions: Vec<[i32; 64]>,
+    reductions: &'static [[i32; 64]; 64],
     root_moves: Vec<RootMove>,
     duties: Option<MainDuties>,
+}
+
+/// Late move reductions by depth and move index, computed once: a fresh
+/// table per search would cost more than a small search itself.
+fn reduction_table() -> &'static [[i32; 64]; 64] {
+    static TABLE: OnceLock<[[i32; 64]; 64]> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        std::array::from_fn(|depth| {
+            std::array::from_fn(|count| {
+                if depth > 0 && count > 0 {
+                    (0.5 + (depth as f64).ln() * (count as f64).ln() / 2.25) as i32
+                } else {
+                    0
+                }
+            })
+        })
+    })
 }
 
 fn filter_slot(key: u64) -> usize {
@@ -150,18 +167,6 @@ impl<'a, 'h> Worker<'a, 'h> {
         for &key in &shared.history_keys {
             filter[filter_slot(key)] = filter[filter_slot(key)].saturating_add(1);
         }
-        let reductions = (0..64)
-            .map(|depth| {
-                let mut row = [0; 64];
-                for (count, slot) in row.iter_mut().enumerate().skip(1) {
-                    if depth > 0 {
-                        let value = 0.5 + (depth as f64).ln() * (count as f64).ln() / 2.25;
-                        *slot = value as i32;
-                    }
-                }
-                row
-            })
-            .collect();
         let duties = time.map(|time| MainDuties {
             time,
             node_limit: shared.limits.nodes,
@@ -179,7 +184,7 @@ impl<'a, 'h> Worker<'a, 'h> {
             pv_len: [0; MAX_PLY + 1],
             path: Vec::with_capacity(MAX_PLY + 1),
             filter,
-            reductions,
+            reductions: reduction_table(),
             root_moves: Vec::new(),
             duties,
         }

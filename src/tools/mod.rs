@@ -3,6 +3,7 @@
 
 pub mod analyze;
 pub mod bench;
+pub mod datagen;
 pub mod match_runner;
 pub mod perft;
 pub mod stats;
