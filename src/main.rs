@@ -113,6 +113,39 @@ enum Command {
         #[arg(long, default_value = "hand")]
         eval: String,
     },
+    /// Train a network on `agon datagen` record files; writes the network file.
+    Train {
+        /// Record files.
+        #[arg(required = true)]
+        files: Vec<std::path::PathBuf>,
+        /// The network file written (after every epoch).
+        #[arg(long)]
+        output: std::path::PathBuf,
+        /// Passes over the training positions.
+        #[arg(long, default_value_t = 10)]
+        epochs: usize,
+        /// Positions per gradient step.
+        #[arg(long, default_value_t = 16384)]
+        batch: usize,
+        /// Adam's step size in the first epoch.
+        #[arg(long, default_value_t = 0.001)]
+        lr: f32,
+        /// Factor applied to the step size after each epoch.
+        #[arg(long, default_value_t = 0.8)]
+        lr_decay: f32,
+        /// Weight of the game results in the targets (the rest: search scores).
+        #[arg(long, default_value_t = 0.3)]
+        result_weight: f32,
+        /// Share of the positions held out for the validation loss.
+        #[arg(long, default_value_t = 0.02)]
+        validation: f64,
+        /// Seed of the initial weights, the split and the order.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Threads sharing each batch.
+        #[arg(long, default_value_t = 2)]
+        threads: usize,
+    },
     /// Analyse positions (a FEN per line, optionally `; moves ...`) into JSON lines.
     Analyze {
         /// File of positions; standard input when absent.
@@ -176,7 +209,7 @@ fn main() -> ExitCode {
             max_plies,
             hash,
             eval,
-        }) => parse_evaluation(&eval).and_then(|evaluation| {
+        }) => parse_evaluation(&eval).and_then(|use_network| {
             run_datagen(
                 &output,
                 &agon::tools::datagen::DatagenSettings {
@@ -191,10 +224,42 @@ fn main() -> ExitCode {
                     near_best_margin: margin,
                     max_plies,
                     hash_mib: hash,
-                    evaluation,
+                    use_network,
                 },
             )
         }),
+        Some(Command::Train {
+            files,
+            output,
+            epochs,
+            batch,
+            lr,
+            lr_decay,
+            result_weight,
+            validation,
+            seed,
+            threads,
+        }) => {
+            if !(0.0..=1.0).contains(&result_weight) || !(0.0..1.0).contains(&validation) {
+                Err("--result-weight must be within 0..1 and --validation within 0..1".into())
+            } else {
+                agon::tools::train::run(
+                    &files,
+                    &agon::tools::train::TrainSettings {
+                        epochs,
+                        batch_size: batch,
+                        learning_rate: lr,
+                        learning_rate_decay: lr_decay,
+                        result_weight,
+                        validation_share: validation,
+                        seed,
+                        threads,
+                        output,
+                    },
+                    &mut io::stdout().lock(),
+                )
+            }
+        }
         Some(Command::Analyze {
             file,
             depth,
@@ -238,11 +303,14 @@ fn run_perft(depth: u32, fen: Option<&str>, divide: bool, threads: usize) -> Res
     written.map_err(|e| e.to_string())
 }
 
-/// The evaluation named on the command line.
-fn parse_evaluation(name: &str) -> Result<agon::search::Evaluation, String> {
+/// Whether the evaluation named on the command line is the network.
+fn parse_evaluation(name: &str) -> Result<bool, String> {
     match name {
-        "hand" => Ok(agon::search::Evaluation::Hand),
-        other => Err(format!("unknown evaluation '{other}' (expected hand)")),
+        "network" => Ok(true),
+        "hand" => Ok(false),
+        other => Err(format!(
+            "unknown evaluation '{other}' (expected network or hand)"
+        )),
     }
 }
 

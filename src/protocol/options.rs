@@ -3,6 +3,7 @@
 
 use super::command::quote;
 use crate::search::eval::TERM_COUNT;
+use crate::search::nnue::{Network, NetworkRef};
 use crate::search::{EngineOptions, Tuning};
 use std::fmt;
 
@@ -51,6 +52,8 @@ pub enum OptionError {
         /// The largest accepted value.
         max: u64,
     },
+    /// A network file that cannot be loaded.
+    BadNetwork(String),
     /// A check value other than `true` or `false`.
     NotABoolean {
         /// The option's name.
@@ -85,6 +88,9 @@ impl fmt::Display for OptionError {
                 "option '{name}' must be between {min} and {max}, got '{}'; value unchanged",
                 quote(value)
             ),
+            OptionError::BadNetwork(reason) => {
+                write!(f, "option 'EvalFile': {reason}; network unchanged")
+            }
             OptionError::NotABoolean { name, value } => write!(
                 f,
                 "option '{name}' needs 'true' or 'false', got '{}'",
@@ -106,6 +112,7 @@ enum Declared {
     MoveOverhead,
     ClearHash,
     Ponder,
+    EvalFile,
     /// A part of the search, by index into [`SWITCHES`].
     Switch(usize),
     /// An evaluation term's weight in percent, by index into
@@ -116,7 +123,7 @@ enum Declared {
 /// The developer switches: name and the flag it sets.
 type Switch = (&'static str, fn(&mut Tuning) -> &mut bool);
 
-const SWITCHES: [Switch; 7] = [
+const SWITCHES: [Switch; 8] = [
     ("Search TT", |tuning| &mut tuning.transposition_table),
     ("Search Killers", |tuning| &mut tuning.killers),
     ("Search History", |tuning| &mut tuning.history),
@@ -124,6 +131,7 @@ const SWITCHES: [Switch; 7] = [
     ("Search LMP", |tuning| &mut tuning.move_pruning),
     ("Search Aspiration", |tuning| &mut tuning.aspiration),
     ("Search Quiescence", |tuning| &mut tuning.quiescence),
+    ("Eval Network", |tuning| &mut tuning.use_network),
 ];
 
 /// The developer options weighting the evaluation terms, in the order of
@@ -151,15 +159,20 @@ enum Type {
     Spin { min: u64, max: u64 },
     Check,
     Button,
+    String,
 }
 
-const DECLARED: [Declared; 6] = [
+/// The `EvalFile` value naming the network built into the binary.
+pub const EMBEDDED_NETWORK: &str = "<embedded>";
+
+const DECLARED: [Declared; 7] = [
     Declared::Hash,
     Declared::Threads,
     Declared::MultiPv,
     Declared::MoveOverhead,
     Declared::ClearHash,
     Declared::Ponder,
+    Declared::EvalFile,
 ];
 
 impl Declared {
@@ -171,6 +184,7 @@ impl Declared {
             Declared::MoveOverhead => "Move Overhead",
             Declared::ClearHash => "Clear Hash",
             Declared::Ponder => "Ponder",
+            Declared::EvalFile => "EvalFile",
             Declared::Switch(index) => SWITCHES[index].0,
             Declared::EvalWeight(index) => EVAL_WEIGHTS[index],
         }
@@ -192,6 +206,7 @@ impl Declared {
                 max: MAX_EVAL_PERCENT,
             },
             Declared::ClearHash => Type::Button,
+            Declared::EvalFile => Type::String,
             Declared::Ponder | Declared::Switch(_) => Type::Check,
         }
     }
@@ -207,7 +222,7 @@ impl Declared {
             Declared::EvalWeight(index) => {
                 return u64::try_from(engine.tuning.eval_percent[index]).unwrap_or(0);
             }
-            Declared::ClearHash | Declared::Ponder | Declared::Switch(_) => 0,
+            Declared::ClearHash | Declared::Ponder | Declared::EvalFile | Declared::Switch(_) => 0,
         };
         u64::try_from(value).unwrap_or(u64::MAX)
     }
@@ -225,7 +240,7 @@ impl Declared {
             Declared::EvalWeight(index) => {
                 engine.tuning.eval_percent[index] = i32::try_from(value).unwrap_or(i32::MAX);
             }
-            Declared::ClearHash | Declared::Ponder | Declared::Switch(_) => {}
+            Declared::ClearHash | Declared::Ponder | Declared::EvalFile | Declared::Switch(_) => {}
         }
     }
 
@@ -267,6 +282,9 @@ pub fn declarations() -> Vec<String> {
                     format!("option name {name} type check default {default}")
                 }
                 Type::Button => format!("option name {name} type button"),
+                Type::String => {
+                    format!("option name {name} type string default {EMBEDDED_NETWORK}")
+                }
             }
         })
         .collect()
@@ -289,7 +307,13 @@ pub fn apply(
     match (option.kind(), value) {
         (Type::Button, None) => Ok(Effect::ClearHash),
         (Type::Button, Some(_)) => Err(OptionError::ButtonWithValue(name)),
-        (Type::Spin { .. } | Type::Check, None) => Err(OptionError::MissingValue(name)),
+        (Type::Spin { .. } | Type::Check | Type::String, None) => {
+            Err(OptionError::MissingValue(name))
+        }
+        (Type::String, Some(text)) => {
+            settings.engine.tuning.network = load_network(text)?;
+            Ok(Effect::Changed)
+        }
         (Type::Spin { min, max }, Some(text)) => {
             let number: u64 = text.parse().map_err(|_| {
                 if !text.is_empty()
@@ -342,6 +366,16 @@ pub fn apply(
     }
 }
 
+/// The network an `EvalFile` value names. A loaded network lives as long
+/// as the program: settings are copied freely and only refer to it.
+fn load_network(value: &str) -> Result<NetworkRef, OptionError> {
+    if value == EMBEDDED_NETWORK {
+        return Ok(NetworkRef(Network::embedded()));
+    }
+    let network = Network::load(std::path::Path::new(value)).map_err(OptionError::BadNetwork)?;
+    Ok(NetworkRef(Box::leak(Box::new(network))))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -357,6 +391,7 @@ mod tests {
                 "option name Move Overhead type spin default 30 min 0 max 10000",
                 "option name Clear Hash type button",
                 "option name Ponder type check default false",
+                "option name EvalFile type string default <embedded>",
             ]
         );
     }
@@ -471,7 +506,7 @@ mod tests {
         assert!(
             declarations()
                 .iter()
-                .all(|line| !line.contains("Search") && !line.contains("Eval"))
+                .all(|line| !line.contains("Search") && !line.contains("Eval "))
         );
     }
 

@@ -164,16 +164,11 @@ pub struct Tuning {
     /// Each evaluation term's weight in percent, in the order of
     /// [`eval::TERM_NAMES`].
     pub eval_percent: [i32; eval::TERM_COUNT],
-    /// The learned network or the hand-written terms.
-    pub evaluation: Evaluation,
-}
-
-/// Which static evaluation the search uses.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum Evaluation {
-    /// The hand-written terms of [`eval`], weighted by `eval_percent`.
-    #[default]
-    Hand,
+    /// Evaluate with the network (off: the hand-written terms of [`eval`],
+    /// weighted by `eval_percent`).
+    pub use_network: bool,
+    /// The network evaluating when `use_network` is on.
+    pub network: nnue::NetworkRef,
 }
 
 impl Default for Tuning {
@@ -187,7 +182,8 @@ impl Default for Tuning {
             aspiration: true,
             quiescence: true,
             eval_percent: [100; eval::TERM_COUNT],
-            evaluation: Evaluation::default(),
+            use_network: false,
+            network: nnue::NetworkRef(nnue::Network::embedded()),
         }
     }
 }

@@ -4,6 +4,7 @@
 //! checked at every node.
 
 use super::eval::{capture_cells, evaluate, has_win_threat};
+use super::nnue::AccumulatorStack;
 use super::ordering::{History, Killers, OrderedMoves, is_winning, winning_cells};
 use super::time::TimeManager;
 use super::tt::TranspositionTable;
@@ -14,8 +15,8 @@ use super::{
 use crate::rules::movegen::generate_legal;
 use crate::rules::position::FormationOutcome;
 use crate::rules::{Move, MoveList, Position, count_legal, legal_moves};
-use std::sync::{Mutex, OnceLock};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Mutex, OnceLock};
 use std::time::Instant;
 
 /// Deepest iteration ever started.
@@ -131,6 +132,8 @@ pub struct Worker<'a, 'h> {
     reductions: &'static [[i32; 64]; 64],
     root_moves: Vec<RootMove>,
     duties: Option<MainDuties>,
+    /// The network's accumulators along the line, when it evaluates.
+    accumulators: Option<AccumulatorStack>,
 }
 
 /// Late move reductions by depth and move index, computed once: a fresh
@@ -187,6 +190,10 @@ impl<'a, 'h> Worker<'a, 'h> {
             reductions: reduction_table(),
             root_moves: Vec::new(),
             duties,
+            accumulators: shared
+                .tuning
+                .use_network
+                .then(|| AccumulatorStack::new(shared.tuning.network.0)),
         }
     }
 
@@ -347,6 +354,7 @@ impl<'a, 'h> Worker<'a, 'h> {
 
     fn root_search(&mut self, depth: i32, mut alpha: i32, beta: i32, first: usize) -> i32 {
         let root = self.shared.root;
+        self.track(0, &root);
         let mut best = -INFINITY;
         for index in first..self.root_moves.len() {
             let mv = self.root_moves[index].mv;
@@ -470,6 +478,7 @@ impl<'a, 'h> Worker<'a, 'h> {
         pv_node: bool,
     ) -> i32 {
         self.pv_len[ply] = ply;
+        self.track(ply, position);
         if depth <= 0 {
             if self.is_repetition(position.key()) {
                 return 0;
@@ -492,7 +501,7 @@ impl<'a, 'h> Worker<'a, 'h> {
             return 0;
         }
         if ply >= MAX_PLY {
-            return self.evaluate(position);
+            return self.evaluate(position, ply);
         }
         // No line through here can end sooner than a win next move or later
         // than a loss right now.
@@ -636,8 +645,21 @@ impl<'a, 'h> Worker<'a, 'h> {
         }
     }
 
-    fn evaluate(&self, position: &Position) -> i32 {
-        evaluate(position, &self.shared.tuning.eval_percent)
+    /// Records the line's position at `ply` for the network's accumulators.
+    #[inline]
+    fn track(&mut self, ply: usize, position: &Position) {
+        if let Some(stack) = &mut self.accumulators {
+            stack.set(ply, position);
+        }
+    }
+
+    /// The static evaluation: the one place where the network and the
+    /// hand-written terms meet.
+    fn evaluate(&mut self, position: &Position, ply: usize) -> i32 {
+        match &mut self.accumulators {
+            Some(stack) => stack.evaluate(ply),
+            None => evaluate(position, &self.shared.tuning.eval_percent),
+        }
     }
 
     fn reward(
@@ -675,11 +697,12 @@ impl<'a, 'h> Worker<'a, 'h> {
         if self.visit(ply) {
             return 0;
         }
+        self.track(ply, position);
         if let Some(score) = terminal_score(position, ply) {
             return score;
         }
         if ply >= MAX_PLY {
-            return self.evaluate(position);
+            return self.evaluate(position, ply);
         }
         // A threat to complete the formation is this game's check: standing
         // pat would ignore it, so every move is tried instead (near the
@@ -688,7 +711,7 @@ impl<'a, 'h> Worker<'a, 'h> {
             depth < QUIESCENCE_EVASION_DEPTH && has_win_threat(position, !position.side_to_move());
         let mut best = -INFINITY;
         if !threatened {
-            best = self.evaluate(position);
+            best = self.evaluate(position, ply);
             if best >= beta {
                 return if count_legal(position) == 0 {
                     -MATE + ply as i32

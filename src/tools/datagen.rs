@@ -4,11 +4,9 @@
 //! file, so that a stopped run can be continued.
 
 use crate::rules::{Color, Game, GameResult, Kind, Piece, Position, START_FEN, parse_fen};
-use crate::search::eval::is_quiet;
+use crate::search::eval::{capture_cells, has_win_threat};
 use crate::search::nnue::cells::{dense, from_dense};
-use crate::search::{
-    Engine, EngineOptions, Evaluation, Score, SearchControl, SearchLimits, SearchReport,
-};
+use crate::search::{Engine, EngineOptions, Score, SearchControl, SearchLimits, SearchReport};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::fs::{File, OpenOptions};
@@ -214,8 +212,9 @@ pub struct DatagenSettings {
     pub max_plies: u32,
     /// Transposition table per game thread, MiB.
     pub hash_mib: usize,
-    /// The evaluation the searches use.
-    pub evaluation: Evaluation,
+    /// Whether the searches evaluate with the embedded network (otherwise
+    /// the hand-written evaluation).
+    pub use_network: bool,
 }
 
 /// Counts shared by the game threads.
@@ -234,21 +233,33 @@ struct Played {
     result: GameResult,
 }
 
-/// Chooses and plays one game; `None` if the random opening ran into a
-/// finished game.
-fn play_game(engine: &mut Engine, settings: &DatagenSettings, rng: &mut StdRng) -> Option<Played> {
-    let mut game = Game::new(parse_fen(START_FEN).ok()?);
-    let random_plies = settings.random_plies + rng.random_range(0..=1);
-    for _ in 0..random_plies {
-        let moves = crate::rules::legal_moves(game.position());
-        if moves.is_empty() || game.result() != GameResult::Ongoing {
-            return None;
+/// A game after `random_plies` (or one more) uniformly random moves that
+/// is still going; openings that end the game are drawn again.
+fn random_opening(settings: &DatagenSettings, rng: &mut StdRng) -> Result<Game, String> {
+    let start = parse_fen(START_FEN).map_err(|e| e.to_string())?;
+    loop {
+        let mut game = Game::new(start);
+        let random_plies = settings.random_plies + rng.random_range(0..=1);
+        for _ in 0..random_plies {
+            let moves = crate::rules::legal_moves(game.position());
+            if moves.is_empty() || game.result() != GameResult::Ongoing {
+                break;
+            }
+            game.play(moves.as_slice()[rng.random_range(0..moves.len())]);
         }
-        game.play(moves.as_slice()[rng.random_range(0..moves.len())]);
+        if game.result() == GameResult::Ongoing {
+            return Ok(game);
+        }
     }
-    if game.result() != GameResult::Ongoing {
-        return None;
-    }
+}
+
+/// Plays one game from a random opening.
+fn play_game(
+    engine: &mut Engine,
+    settings: &DatagenSettings,
+    rng: &mut StdRng,
+) -> Result<Played, String> {
+    let mut game = random_opening(settings, rng)?;
     engine.clear();
     let limits = SearchLimits {
         nodes: Some(settings.nodes),
@@ -283,7 +294,7 @@ fn play_game(engine: &mut Engine, settings: &DatagenSettings, rng: &mut StdRng) 
         };
         let position = *game.position();
         if let Score::Centi(score) = outcome.score
-            && is_quiet(&position)
+            && worth_learning(&position)
         {
             kept.push((position, score, ply));
         }
@@ -317,7 +328,23 @@ fn play_game(engine: &mut Engine, settings: &DatagenSettings, rng: &mut StdRng) 
             result: result_for(result, position.side_to_move()),
         })
         .collect();
-    Some(Played { records, result })
+    Ok(Played { records, result })
+}
+
+/// Whether a static evaluation should learn `position`'s score: the game
+/// goes on, no formation is one step away and the side to move cannot
+/// capture (the quiescence search resolves those before it evaluates).
+/// Positions where a captured piece waits for relocation are kept: the
+/// search stands pat in them.
+fn worth_learning(position: &Position) -> bool {
+    let us = position.side_to_move();
+    let captures = capture_cells(position, us);
+    position.formation_outcome().is_none()
+        && !has_win_threat(position, us)
+        && !has_win_threat(position, !us)
+        && !crate::rules::legal_moves(position)
+            .iter()
+            .any(|mv| captures & mv.to().bit() != 0)
 }
 
 /// A score as centi-guards, wins and losses far beyond any evaluation.
@@ -409,24 +436,28 @@ pub fn run(
                     hash_mib: settings.hash_mib,
                     ..EngineOptions::default()
                 };
-                options.tuning.evaluation = settings.evaluation;
+                options.tuning.use_network = settings.use_network;
                 let mut engine = Engine::new(options);
                 while !done(&tally) {
                     // A continued run numbers its games after the records
                     // already there, so it does not replay earlier games.
                     let number = next_game.fetch_add(1, Ordering::Relaxed);
+                    if settings.games.is_some_and(|limit| number >= limit) {
+                        break;
+                    }
                     let mut rng = StdRng::seed_from_u64(
                         settings.seed ^ existing.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ number,
                     );
-                    let Some(played) = play_game(&mut engine, settings, &mut rng) else {
-                        continue;
+                    let written = play_game(&mut engine, settings, &mut rng)
+                        .and_then(|played| write_game(&output, &played.records).map(|()| played));
+                    let played = match written {
+                        Ok(played) => played,
+                        Err(message) => {
+                            *failure.lock().unwrap_or_else(|e| e.into_inner()) = Some(message);
+                            stop.store(true, Ordering::Relaxed);
+                            break;
+                        }
                     };
-                    let written = write_game(&output, &played.records);
-                    if let Err(message) = written {
-                        *failure.lock().unwrap_or_else(|e| e.into_inner()) = Some(message);
-                        stop.store(true, Ordering::Relaxed);
-                        break;
-                    }
                     tally.games.fetch_add(1, Ordering::Relaxed);
                     tally
                         .positions
@@ -520,4 +551,76 @@ pub fn write_records(path: &Path, records: &[Record]) -> io::Result<()> {
         out.write_all(&record.encode().map_err(io::Error::other)?)?;
     }
     out.flush()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::legal_moves;
+
+    /// Positions of random games, captured pieces and Black to move
+    /// included, come back from their records exactly.
+    #[test]
+    fn records_read_back_exactly() {
+        let mut rng = StdRng::seed_from_u64(3);
+        let mut records = Vec::new();
+        for _ in 0..30 {
+            let mut position = parse_fen(START_FEN).unwrap();
+            for ply in 0..200u16 {
+                let moves = legal_moves(&position);
+                if moves.is_empty() {
+                    break;
+                }
+                records.push(Record {
+                    position,
+                    score: rng.random_range(-SCORE_LIMIT..=SCORE_LIMIT) as i16,
+                    ply,
+                    result: rng.random_range(0..=2),
+                });
+                position = position.make_move(moves.as_slice()[rng.random_range(0..moves.len())]);
+            }
+        }
+        let captured = records
+            .iter()
+            .filter(|r| r.position.captured(Color::White) | r.position.captured(Color::Black) != 0)
+            .count();
+        assert!(captured > 100, "{captured} positions with captured pieces");
+        let path = std::env::temp_dir().join(format!("agon-records-{}.bin", std::process::id()));
+        write_records(&path, &records).unwrap();
+        let read = read_records(&path).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        assert_eq!(read.len(), records.len());
+        for (back, original) in read.iter().zip(&records) {
+            assert_eq!(back, original);
+            assert_eq!(back.position.key(), back.position.key_from_scratch());
+        }
+    }
+
+    #[test]
+    fn bad_records_are_refused_with_a_reason() {
+        let record = Record {
+            position: parse_fen(START_FEN).unwrap(),
+            score: 12,
+            ply: 0,
+            result: 1,
+        };
+        let good = record.encode().unwrap();
+        let mut bad_side = good;
+        bad_side[24] = 2;
+        let mut bad_result = good;
+        bad_result[25] = 3;
+        let mut stray_code = good;
+        stray_code[19] = 0x10;
+        let mut bad_code = good;
+        bad_code[12] = 0x0F;
+        for (bytes, reason) in [
+            (bad_side, "side to move"),
+            (bad_result, "result"),
+            (stray_code, "beyond the pieces"),
+            (bad_code, "piece code"),
+        ] {
+            let error = Record::decode(&bytes).unwrap_err().to_string();
+            assert!(error.contains(reason), "{error}");
+        }
+    }
 }

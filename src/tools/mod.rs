@@ -7,4 +7,5 @@ pub mod datagen;
 pub mod match_runner;
 pub mod perft;
 pub mod stats;
+pub mod train;
 pub mod tune;
