@@ -2,7 +2,7 @@
 //! names, types, ranges, and the checks applied to new values.
 
 use super::command::quote;
-use crate::search::eval::TERM_COUNT;
+use crate::search::eval::Term;
 use crate::search::{EngineOptions, Tuning};
 use std::fmt;
 
@@ -108,9 +108,8 @@ enum Declared {
     Ponder,
     /// A part of the search, by index into [`SWITCHES`].
     Switch(usize),
-    /// An evaluation term's weight in percent, by index into
-    /// [`EVAL_WEIGHTS`].
-    EvalWeight(usize),
+    /// An evaluation term's weight in percent.
+    EvalWeight(Term),
 }
 
 /// The developer switches: name and the flag it sets.
@@ -124,23 +123,6 @@ const SWITCHES: [Switch; 7] = [
     ("Search LMP", |tuning| &mut tuning.move_pruning),
     ("Search Aspiration", |tuning| &mut tuning.aspiration),
     ("Search Quiescence", |tuning| &mut tuning.quiescence),
-];
-
-/// The developer options weighting the evaluation terms, in the order of
-/// the evaluation's term list.
-pub const EVAL_WEIGHTS: [&str; TERM_COUNT] = [
-    "Eval Material",
-    "Eval Captured Waiting",
-    "Eval Queen Race",
-    "Eval Guard Race",
-    "Eval Formation",
-    "Eval Formation With Queen",
-    "Eval Forfeit Danger",
-    "Eval Enemy Parked",
-    "Eval Capture Chances",
-    "Eval Win Threat",
-    "Eval Mobility",
-    "Eval Tempo",
 ];
 
 /// The largest evaluation weight, in percent.
@@ -172,7 +154,7 @@ impl Declared {
             Declared::ClearHash => "Clear Hash",
             Declared::Ponder => "Ponder",
             Declared::Switch(index) => SWITCHES[index].0,
-            Declared::EvalWeight(index) => EVAL_WEIGHTS[index],
+            Declared::EvalWeight(term) => term.option_name(),
         }
     }
 
@@ -204,8 +186,8 @@ impl Declared {
             Declared::Threads => engine.threads,
             Declared::MultiPv => engine.multipv,
             Declared::MoveOverhead => return engine.move_overhead_ms,
-            Declared::EvalWeight(index) => {
-                return u64::try_from(engine.tuning.eval_percent[index]).unwrap_or(0);
+            Declared::EvalWeight(term) => {
+                return u64::try_from(engine.tuning.eval_percent[term.index()]).unwrap_or(0);
             }
             Declared::ClearHash | Declared::Ponder | Declared::Switch(_) => 0,
         };
@@ -222,8 +204,8 @@ impl Declared {
             Declared::Threads => engine.threads = size,
             Declared::MultiPv => engine.multipv = size,
             Declared::MoveOverhead => engine.move_overhead_ms = value,
-            Declared::EvalWeight(index) => {
-                engine.tuning.eval_percent[index] = i32::try_from(value).unwrap_or(i32::MAX);
+            Declared::EvalWeight(term) => {
+                engine.tuning.eval_percent[term.index()] = i32::try_from(value).unwrap_or(i32::MAX);
             }
             Declared::ClearHash | Declared::Ponder | Declared::Switch(_) => {}
         }
@@ -241,7 +223,7 @@ impl Declared {
     fn find(name: &str) -> Option<Declared> {
         let developer = (0..SWITCHES.len())
             .map(Declared::Switch)
-            .chain((0..EVAL_WEIGHTS.len()).map(Declared::EvalWeight));
+            .chain(Term::ALL.into_iter().map(Declared::EvalWeight));
         DECLARED
             .into_iter()
             .chain(developer)
@@ -460,28 +442,21 @@ mod tests {
         let tuning = settings.engine.tuning;
         assert!(!tuning.reductions && !tuning.transposition_table);
         assert!(tuning.killers && tuning.history && tuning.quiescence);
-        assert_eq!(tuning.eval_percent[10], 0);
-        assert_eq!(tuning.eval_percent[11], 250);
+        assert_eq!(tuning.eval_percent[Term::Mobility.index()], 0);
+        assert_eq!(tuning.eval_percent[Term::Tempo.index()], 250);
         assert!(!settings.ponder);
         let error = apply(&mut settings, "Eval Tempo", Some("1001"))
             .unwrap_err()
             .to_string();
         assert!(error.contains("between 0 and 1000"), "{error}");
-        assert_eq!(settings.engine.tuning.eval_percent[11], 250);
+        assert_eq!(
+            settings.engine.tuning.eval_percent[Term::Tempo.index()],
+            250
+        );
         assert!(
             declarations()
                 .iter()
                 .all(|line| !line.contains("Search") && !line.contains("Eval"))
         );
-    }
-
-    #[test]
-    fn eval_weight_names_follow_the_evaluation_terms() {
-        for (option, term) in EVAL_WEIGHTS.iter().zip(crate::search::eval::TERM_NAMES) {
-            assert!(
-                option.eq_ignore_ascii_case(&format!("Eval {term}")),
-                "{option} / {term}"
-            );
-        }
     }
 }
