@@ -9,12 +9,12 @@ use super::output::Output;
 use super::player::Player;
 use super::reply::{bestmove_line, describe_result, info_line, query_response, search_limits};
 use crate::rules::notation::board_picture;
+use crate::rules::perft::divide_lines;
 use crate::rules::{
     Game, GameResult, Move, Position, START_FEN, legal_moves, parse_fen, parse_move, to_fen,
 };
 use crate::search::eval::describe;
 use crate::search::{SearchControl, SearchLimits};
-use crate::tools::perft::write_divide;
 use std::collections::VecDeque;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
@@ -341,12 +341,9 @@ impl Session {
     }
 
     fn perft(&self, depth: u32) {
-        let mut text = Vec::new();
         let threads = self.settings.engine.threads;
-        match write_divide(&mut text, self.game.position(), depth, threads) {
-            Ok(_) => self.output.lines(String::from_utf8_lossy(&text).lines()),
-            Err(e) => self.output.error(format_args!("perft failed: {e}")),
-        }
+        self.output
+            .lines(divide_lines(self.game.position(), depth, threads));
     }
 
     fn list_moves(&self) {
