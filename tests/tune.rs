@@ -37,7 +37,7 @@ fn tune_fits_every_weight_from_match_records() {
         "-each",
         "nodes=400",
         "-games",
-        "3",
+        "6",
         "-repeat",
         "-openings",
         "random",

@@ -32,7 +32,8 @@ pub struct Slot {
     pub round: u64,
     /// Index into [`MatchConfig::encounters`].
     pub encounter: usize,
-    /// 0-based unit (single game, or pair with `-repeat`) within the encounter and round.
+    /// 0-based unit of the encounter over the whole run: a pair of games
+    /// with `-repeat`, else one game.
     pub unit: u64,
     /// Whether the encounter's first engine has White.
     pub first_is_white: bool,
@@ -40,28 +41,25 @@ pub struct Slot {
     pub opening: u64,
 }
 
-/// Places 0-based game `index` in the schedule: rounds, then encounters, then units.
+/// Places 0-based game `index` in the schedule: rounds, then encounters,
+/// then the `-games` games of the encounter in that round.
+///
+/// As in cutechess-cli, the games of an encounter form one sequence over
+/// all rounds: colours alternate from game to game, and with `-repeat`
+/// each opening serves two consecutive games (a pair), so `-games 2
+/// -rounds 3 -repeat` is 6 games from 3 openings.
 pub fn slot(config: &MatchConfig, encounters: usize, index: u64) -> Slot {
-    let per_unit = config.games_per_unit();
-    let per_encounter = config.games * per_unit;
-    let per_round = per_encounter * encounters as u64;
+    let per_round = config.games * encounters as u64;
     let round = index / per_round;
-    let encounter = (index % per_round / per_encounter) as usize;
-    let unit = index % per_encounter / per_unit;
-    let leg = index % per_unit;
-    let opening = round * config.games + unit;
-    // Without pairs colours alternate from one opening to the next.
-    let first_is_white = if config.repeat {
-        leg == 0
-    } else {
-        opening.is_multiple_of(2)
-    };
+    let encounter = (index % per_round / config.games) as usize;
+    let sequence = round * config.games + index % config.games;
+    let unit = sequence / config.games_per_unit();
     Slot {
         round,
         encounter,
         unit,
-        first_is_white,
-        opening,
+        first_is_white: sequence.is_multiple_of(2),
+        opening: unit,
     }
 }
 
@@ -484,7 +482,7 @@ impl Runner {
     fn tallies(&self) -> Vec<Tally> {
         let (config, encounters) = (&self.shared.config, &self.shared.encounters);
         let mut tallies = vec![Tally::new(); encounters.len()];
-        let mut open_pairs: HashMap<(usize, u64, u64), GameOutcome> = HashMap::new();
+        let mut open_pairs: HashMap<(usize, u64), GameOutcome> = HashMap::new();
         for (&index, record) in &self.finished {
             let place = slot(config, encounters.len(), index);
             let first_color = if place.first_is_white {
@@ -498,7 +496,7 @@ impl Runner {
                 tally.add_game(outcome);
                 continue;
             }
-            let key = (place.encounter, place.round, place.unit);
+            let key = (place.encounter, place.unit);
             match open_pairs.remove(&key) {
                 Some(partner) => tally.add_pair(partner, outcome),
                 None => {
@@ -506,7 +504,7 @@ impl Runner {
                 }
             }
         }
-        for ((encounter, _, _), outcome) in open_pairs {
+        for ((encounter, _), outcome) in open_pairs {
             tallies[encounter].add_game(outcome);
         }
         tallies
@@ -560,7 +558,7 @@ mod tests {
 
     #[test]
     fn pairs_share_an_opening_and_swap_colours() {
-        let config = config("-engine cmd=a -engine cmd=b -each st=1 -games 2 -repeat -rounds 2");
+        let config = config("-engine cmd=a -engine cmd=b -each st=1 -games 4 -repeat -rounds 2");
         let places: Vec<Slot> = (0..config.total_games())
             .map(|i| slot(&config, 1, i))
             .collect();
@@ -569,6 +567,28 @@ mod tests {
         assert!(places[0].first_is_white && !places[1].first_is_white);
         assert_eq!(places[2].opening, 1);
         assert_eq!((places[4].round, places[4].opening), (1, 2));
+    }
+
+    #[test]
+    fn games_rounds_and_repeat_count_as_in_cutechess() {
+        for (text, games, openings) in [
+            ("-rounds 100 -games 2 -repeat", 200, 100),
+            ("-games 2 -rounds 3 -repeat", 6, 3),
+            ("-games 100 -repeat", 100, 50),
+            ("-games 100", 100, 100),
+            ("-rounds 3", 3, 3),
+        ] {
+            let config = config(&format!("-engine cmd=a -engine cmd=b -each st=1 {text}"));
+            assert_eq!(config.total_games(), games, "{text}");
+            let used: BTreeSet<u64> = (0..games).map(|i| slot(&config, 1, i).opening).collect();
+            assert_eq!(used.len() as u64, openings, "{text}");
+        }
+        // A pair may span two rounds when -games is odd, as in cutechess-cli.
+        let odd = config("-engine cmd=a -engine cmd=b -each st=1 -games 1 -rounds 2 -repeat");
+        let (first, second) = (slot(&odd, 1, 0), slot(&odd, 1, 1));
+        assert_eq!((first.round, second.round), (0, 1));
+        assert_eq!(first.opening, second.opening);
+        assert!(first.first_is_white && !second.first_is_white);
     }
 
     #[test]

@@ -26,9 +26,11 @@ Engine keys (for -engine, or for every engine with -each):
   nodes=<count>         node limit ('go nodes')
 
 Options:
-  -games N              games per encounter and round (pairs with -repeat) [1]
-  -rounds N             rounds [1]
+  -games N              games per encounter and round [1]
+  -rounds N             rounds [1]; the run is rounds x encounters x games
+                        games, as in cutechess-cli and fastchess
   -repeat               play each opening twice with colours swapped
+                        (consecutive games form a pair; adds no games)
   -concurrency N        games played at once [1]
   -tournament gauntlet|roundrobin
                         gauntlet: first engine against each other [roundrobin]
@@ -186,7 +188,7 @@ pub struct Timeouts {
 pub struct MatchConfig {
     /// The engines, in the order given.
     pub engines: Vec<EngineSpec>,
-    /// Games (or pairs with `repeat`) per encounter and round.
+    /// Games per encounter and round.
     pub games: u64,
     /// Rounds.
     pub rounds: u64,
@@ -241,12 +243,18 @@ impl MatchConfig {
         if self.repeat { 2 } else { 1 }
     }
 
-    /// Games of the whole run.
-    pub fn total_games(&self) -> u64 {
+    /// Games of the whole run: rounds times encounters times `-games`, as
+    /// cutechess-cli and fastchess count them (`-repeat` pairs games, it
+    /// does not add any); `None` beyond `u64`.
+    pub fn checked_total_games(&self) -> Option<u64> {
         self.rounds
-            .saturating_mul(self.encounters().len() as u64)
-            .saturating_mul(self.games)
-            .saturating_mul(self.games_per_unit())
+            .checked_mul(self.encounters().len() as u64)?
+            .checked_mul(self.games)
+    }
+
+    /// Games of the whole run (checked when the command line was read).
+    pub fn total_games(&self) -> u64 {
+        self.checked_total_games().unwrap_or(u64::MAX)
     }
 }
 
@@ -676,7 +684,7 @@ mod tests {
         assert_eq!(clock.moves, Some(40));
         assert_eq!(clock.base, Duration::from_secs(60));
         assert_eq!(clock.increment, Duration::from_millis(600));
-        assert_eq!(config.total_games(), 8);
+        assert_eq!(config.total_games(), 4);
         assert_eq!(config.engines[0].limits.describe(), "40/60+0.6");
     }
 
