@@ -21,11 +21,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, Sender};
 use std::thread::{self, JoinHandle};
-use std::time::Duration;
-
-/// How often a finished `go infinite` or ponder search checks whether it
-/// may report its move; short enough to be invisible next to a GUI's latency.
-const HOLD_POLL: Duration = Duration::from_millis(1);
 
 /// A search thread and its flags. The thread hands the player back.
 struct Running {
@@ -382,13 +377,8 @@ fn search_and_report(
             output.line(&info_line(report));
         })
     }));
-    let held = || {
-        (limits.infinite || control.pondering.load(Ordering::SeqCst))
-            && !control.stop.load(Ordering::SeqCst)
-    };
-    while held() {
-        thread::sleep(HOLD_POLL);
-    }
+    // Also for a player that answers at once, and after a failure.
+    control.hold_answer(limits);
     answered.store(true, Ordering::SeqCst);
     match thought {
         Ok(outcome) => output.line(&bestmove_line(&outcome, with_ponder)),

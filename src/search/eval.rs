@@ -169,25 +169,32 @@ pub fn capture_cells(position: &Position, color: Color) -> Bitboard {
     cells
 }
 
-/// Whether `color`, if it were to move, could complete the winning formation
-/// with one step: its queen sits active on the throne, five of its guards
-/// stand around it, and an active guard can step into the sixth cell.
-pub fn has_win_threat(position: &Position, color: Color) -> bool {
+/// The cell where a guard of `color` entering from outside the guard ring
+/// would complete the winning formation: its queen sits active on the
+/// throne and five of its active guards stand around it (empty otherwise).
+pub fn winning_cells(position: &Position, color: Color) -> Bitboard {
     let active = position.active(color);
-    let guards = active & !position.queens();
-    let ring_guards = guards & THRONE_RING;
-    if active & position.queens() & THRONE == 0
-        || ring_guards.count_ones() != 5
+    let ring_guards = active & !position.queens() & THRONE_RING;
+    if active & position.queens() & THRONE != 0 && ring_guards.count_ones() == 5 {
+        THRONE_RING & !ring_guards
+    } else {
+        0
+    }
+}
+
+/// Whether `color`, if it were to move, could complete the winning formation
+/// with one step: an active guard from outside the ring can step into its
+/// [`winning_cells`], and no capture waits for relocation.
+pub fn has_win_threat(position: &Position, color: Color) -> bool {
+    let gap = winning_cells(position, color);
+    if gap == 0
         || position.captured(color) != 0
+        || gap & position.empty_cells() & !sandwiched_by(position.active(!color)) == 0
     {
         return false;
     }
-    let gap = THRONE_RING & !ring_guards;
-    if gap & position.empty_cells() & !sandwiched_by(position.active(!color)) == 0 {
-        return false;
-    }
     // A guard already next to the throne would only open another gap.
-    let outside = guards & !THRONE_RING;
+    let outside = position.active(color) & !position.queens() & !THRONE_RING;
     cells_of(gap).any(|cell| STEP_TARGETS_INTO[cell.index()] & outside != 0)
 }
 
