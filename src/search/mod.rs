@@ -160,9 +160,9 @@ pub struct Tuning {
     pub aspiration: bool,
     /// Quiescence search at the horizon (off: the static evaluation).
     pub quiescence: bool,
-    /// Each evaluation term's weight in percent, in the order of
-    /// [`eval::TERM_NAMES`].
-    pub eval_percent: [i32; eval::TERM_COUNT],
+    /// Each evaluation term's weight in percent, indexed by
+    /// [`eval::Term`].
+    pub eval_percent: eval::TermPercents,
 }
 
 impl Default for Tuning {
@@ -175,7 +175,7 @@ impl Default for Tuning {
             move_pruning: true,
             aspiration: true,
             quiescence: true,
-            eval_percent: [100; eval::TERM_COUNT],
+            eval_percent: eval::FULL_PERCENTS,
         }
     }
 }
