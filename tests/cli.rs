@@ -358,7 +358,7 @@ fn case(rng: &mut StdRng, files: &Files) -> Vec<String> {
                 args.extend(flag(rng, "--threads", files));
             }
         }
-        2 | 3 | 4 => {
+        2..=4 => {
             args.push("match".into());
             args.extend(match_args(rng, files));
         }
