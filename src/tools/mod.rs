@@ -6,6 +6,7 @@ pub mod bench;
 pub mod datagen;
 pub mod match_runner;
 pub mod perft;
+pub mod shard;
 pub mod stats;
 pub mod train;
 pub mod tune;

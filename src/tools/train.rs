@@ -455,7 +455,7 @@ fn hand_loss(records: &[Record], settings: &TrainSettings) -> f64 {
     let mut rng = StdRng::seed_from_u64(settings.seed ^ 0x5EED_5917);
     order.shuffle(&mut rng);
     let held = ((records.len() as f64) * settings.validation_share).round() as usize;
-    let percent = [100; crate::search::eval::TERM_COUNT];
+    let percent = crate::search::eval::FULL_PERCENTS;
     let validation = &order[records.len() - held.min(records.len())..];
     let total: f64 = validation
         .iter()
