@@ -118,7 +118,8 @@ fn main() -> ExitCode {
         Some(Command::Tune {
             files,
             result_weight,
-        }) => agon::tools::tune::run(&files, result_weight, &mut io::stdout().lock()),
+        }) => agon::tools::tune::run(&files, result_weight, &mut io::stdout().lock())
+            .map_err(|e| e.to_string()),
         Some(Command::Analyze {
             file,
             depth,
