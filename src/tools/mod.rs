@@ -5,5 +5,6 @@ pub mod analyze;
 pub mod bench;
 pub mod match_runner;
 pub mod perft;
+pub mod shard;
 pub mod stats;
 pub mod tune;

@@ -194,15 +194,7 @@ pub fn load_samples(input: impl BufRead, result_weight: f64) -> Result<Samples, 
             loaded.skipped += 1;
             continue;
         };
-        let white_result = match record.result.as_str() {
-            "1-0" => 1.0,
-            "0-1" => 0.0,
-            "1/2-1/2" => 0.5,
-            _ => {
-                loaded.skipped += 1;
-                continue;
-            }
-        };
+        let white_result = record.result.outcome_for(Color::White).points();
         let Ok(start) = parse_fen(&record.fen) else {
             loaded.skipped += 1;
             continue;
@@ -453,7 +445,7 @@ mod tests {
         }
         assert!(!expected.is_empty());
         let record = format!(
-            r#"{{"game":1,"round":1,"white":"a","black":"b","result":"0-1","verdict":"Draw","termination":"repetition","reason":"x","fen":"{}","book":[],"moves":[{}],"white_time_control":"-","black_time_control":"-","final_fen":"-","date":"2026.11.30"}}"#,
+            r#"{{"game":1,"round":1,"white":"a","black":"b","result":"0-1","termination":"repetition","reason":"x","fen":"{}","book":[],"moves":[{}],"white_time_control":"-","black_time_control":"-","final_fen":"-","date":"2026.11.30"}}"#,
             crate::rules::START_FEN,
             moves.join(",")
         );
