@@ -75,7 +75,7 @@ fn a_paired_match_completes_with_readable_records() {
         "tc=5+0.05",
         "option.Hash=4",
         "-games",
-        "2",
+        "4",
         "-repeat",
         "-concurrency",
         "2",
@@ -137,7 +137,7 @@ fn misbehaving_engines_lose_with_the_right_reason_and_the_run_goes_on() {
         "name=good".into(),
         "args=good".into(),
     ];
-    let culprits = ["crash", "illegal", "silent", "late", "nostart"];
+    let culprits = ["crash", "illegal", "silent", "late"];
     for culprit in culprits {
         args.extend([
             "-engine".into(),
@@ -157,8 +157,8 @@ fn misbehaving_engines_lose_with_the_right_reason_and_the_run_goes_on() {
         "-timemargin",
         "50",
         "-timeout",
-        "startup=500",
-        "ready=500",
+        "startup=5000",
+        "ready=5000",
         "-concurrency",
         "2",
         "-jsonl",
@@ -172,7 +172,7 @@ fn misbehaving_engines_lose_with_the_right_reason_and_the_run_goes_on() {
     assert!(output.status.success(), "{text}");
     assert!(text.contains("Finished match"), "{text}");
     let records = json_records(&jsonl);
-    assert_eq!(records.len(), 10, "{text}");
+    assert_eq!(records.len(), 8, "{text}");
     for record in &records {
         let (white, black) = (
             record["white"].as_str().unwrap(),
@@ -188,7 +188,6 @@ fn misbehaving_engines_lose_with_the_right_reason_and_the_run_goes_on() {
             "illegal" => "illegal move",
             "silent" => "stall",
             "late" => "time forfeit",
-            "nostart" => "startup failure",
             other => panic!("unexpected engine {other}"),
         };
         assert_eq!(record["result"], expected_result, "{record}");
@@ -223,13 +222,19 @@ fn a_crash_without_recover_stops_the_run() {
         "4",
     ]);
     let text = stdout(&output);
-    assert!(output.status.success(), "{text}");
+    // A run that ends because an engine failed has not done its job.
+    assert_eq!(output.status.code(), Some(1), "{text}");
     assert!(
         text.contains("Finished game 1 (good vs crash): 1-0 {black crashed}"),
         "{text}"
     );
     assert!(!text.contains("Finished game 2"), "{text}");
     assert!(text.contains("Stopped: engine crash failed"), "{text}");
+    let message = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        message.contains("engine crash failed after 1 games"),
+        "{message}"
+    );
 }
 
 fn white_only_match(dir: &Path, extra: &[&str]) -> Output {
@@ -246,7 +251,7 @@ fn white_only_match(dir: &Path, extra: &[&str]) -> Output {
         "-each".into(),
         "st=0.05".into(),
         "-games".into(),
-        "3".into(),
+        "6".into(),
         "-repeat".into(),
         "-jsonl".into(),
         dir.join("games.jsonl").display().to_string(),
@@ -278,7 +283,7 @@ fn a_run_stopped_after_some_games_resumes_to_the_same_totals() {
     let first_text = stdout(&first);
     assert!(first.status.success(), "{first_text}");
     assert!(
-        first_text.contains("Stopped after the -maxgames limit"),
+        first_text.contains("Stopped after the -maxgames limit: 3 of 6 games played"),
         "{first_text}"
     );
     assert!(!first_text.contains("Finished game 4"), "{first_text}");
@@ -348,9 +353,11 @@ fn an_interrupted_run_saves_its_state_and_resumes() {
     assert!(interrupt.success());
     let output = child.wait_with_output().unwrap();
     let text = stdout(&output);
+    assert!(text.contains("Interrupted after "), "{text}");
+    assert!(text.contains("; continue with -resume"), "{text}");
     assert!(
-        text.contains("Interrupted; continue with -resume"),
-        "{text}"
+        !output.status.success(),
+        "an interrupted run is not a finished one"
     );
     let done = json_count(&jsonl);
     assert!(
@@ -402,7 +409,7 @@ fn printed_statistics_equal_reference_values() {
         "-each",
         "st=0.05",
         "-games",
-        "10",
+        "20",
         "-repeat",
         "-ratinginterval",
         "100",
@@ -425,6 +432,83 @@ fn printed_statistics_equal_reference_values() {
             "LLR: 0.13 (4.3%) (-2.94, 2.94) [0.00, 10.00]",
         ]
     );
+}
+
+#[test]
+fn an_engine_that_cannot_start_is_refused_before_the_first_game() {
+    let engine = scripted();
+    for (culprit, reason) in [
+        ("cmd=./no-such-engine", "cannot run './no-such-engine'"),
+        (&format!("cmd={engine}") as &str, "no uciok within 3000 ms"),
+    ] {
+        let output = agon_match(&[
+            "-engine",
+            &format!("cmd={engine}"),
+            "name=good",
+            "args=good",
+            "-engine",
+            culprit,
+            "name=broken",
+            "args=nostart",
+            "-each",
+            "st=0.05",
+            "-timeout",
+            "startup=3000",
+            "-games",
+            "2",
+        ]);
+        let text = stdout(&output);
+        let message = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(1), "{text}");
+        assert!(!text.contains("Finished game"), "{text}");
+        assert!(
+            message.contains("engine broken cannot be started") && message.contains(reason),
+            "{message}"
+        );
+    }
+}
+
+#[test]
+fn the_end_of_run_message_says_why_the_run_stopped() {
+    let engine = scripted();
+    let output = agon_match(&[
+        "-engine",
+        &format!("cmd={engine}"),
+        "name=a",
+        "args=good",
+        "-engine",
+        &format!("cmd={engine}"),
+        "name=b",
+        "args=good",
+        "-each",
+        "st=0.05",
+        "-games",
+        "9223372036854775808",
+        "-repeat",
+        "-maxgames",
+        "2",
+    ]);
+    let text = stdout(&output);
+    assert!(output.status.success(), "{text}");
+    assert!(
+        text.contains("Stopped after the -maxgames limit: 2 of 9223372036854775808 games played"),
+        "{text}"
+    );
+    let complete = agon_match(&[
+        "-engine",
+        &format!("cmd={engine}"),
+        "name=a",
+        "args=good",
+        "-engine",
+        &format!("cmd={engine}"),
+        "name=b",
+        "args=good",
+        "-each",
+        "st=0.05",
+        "-games",
+        "2",
+    ]);
+    assert!(stdout(&complete).contains("Finished match: 2 games"));
 }
 
 #[test]

@@ -37,7 +37,7 @@ fn tune_fits_every_weight_from_match_records() {
         "-each",
         "nodes=400",
         "-games",
-        "3",
+        "6",
         "-repeat",
         "-openings",
         "random",
@@ -63,7 +63,7 @@ fn tune_fits_every_weight_from_match_records() {
         .expect("the errors");
     assert!(after.parse::<f64>().unwrap() <= before.parse::<f64>().unwrap());
     let options: Vec<&str> = lines[3..].to_vec();
-    assert_eq!(options.len(), agon::search::eval::TERM_COUNT);
+    assert_eq!(options.len(), agon::search::eval::Term::COUNT);
     for line in options {
         let value: u32 = line
             .strip_prefix("setoption name Eval ")

@@ -2,9 +2,10 @@
 //! names, types, ranges, and the checks applied to new values.
 
 use super::command::quote;
-use crate::search::eval::TERM_COUNT;
-use crate::search::{EngineOptions, Tuning};
+use crate::search::EngineOptions;
+use crate::search::eval::Term;
 use std::fmt;
+use std::sync::LazyLock;
 
 /// Everything `setoption` can change.
 #[derive(Clone, Copy, Debug, Default)]
@@ -96,177 +97,156 @@ impl fmt::Display for OptionError {
 
 impl std::error::Error for OptionError {}
 
-/// The options: those `uci` lists, and the developer options it does not
-/// list (they exist to measure the engine, not to play with).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Declared {
-    Hash,
-    Threads,
-    MultiPv,
-    MoveOverhead,
-    ClearHash,
-    Ponder,
-    /// A part of the search, by index into [`SWITCHES`].
-    Switch(usize),
-    /// An evaluation term's weight in percent, by index into
-    /// [`EVAL_WEIGHTS`].
-    EvalWeight(usize),
+/// Reads a spin option's value.
+type SpinGet = Box<dyn Fn(&mut Settings) -> u64 + Send + Sync>;
+/// Stores a spin value already checked against the option's range.
+type SpinSet = Box<dyn Fn(&mut Settings, u64) + Send + Sync>;
+
+/// How an option takes its value, and where the value lives in
+/// [`Settings`].
+enum Kind {
+    /// A whole number within `min..=max`.
+    Spin {
+        min: u64,
+        max: u64,
+        get: SpinGet,
+        set: SpinSet,
+    },
+    /// `true` or `false`.
+    Check(fn(&mut Settings) -> &mut bool),
+    /// No value: pressing it asks the caller for the effect.
+    Button(Effect),
 }
 
-/// The developer switches: name and the flag it sets.
-type Switch = (&'static str, fn(&mut Tuning) -> &mut bool);
-
-const SWITCHES: [Switch; 7] = [
-    ("Search TT", |tuning| &mut tuning.transposition_table),
-    ("Search Killers", |tuning| &mut tuning.killers),
-    ("Search History", |tuning| &mut tuning.history),
-    ("Search LMR", |tuning| &mut tuning.reductions),
-    ("Search LMP", |tuning| &mut tuning.move_pruning),
-    ("Search Aspiration", |tuning| &mut tuning.aspiration),
-    ("Search Quiescence", |tuning| &mut tuning.quiescence),
-];
-
-/// The developer options weighting the evaluation terms, in the order of
-/// the evaluation's term list.
-pub const EVAL_WEIGHTS: [&str; TERM_COUNT] = [
-    "Eval Material",
-    "Eval Captured Waiting",
-    "Eval Queen Race",
-    "Eval Guard Race",
-    "Eval Formation",
-    "Eval Formation With Queen",
-    "Eval Forfeit Danger",
-    "Eval Enemy Parked",
-    "Eval Capture Chances",
-    "Eval Win Threat",
-    "Eval Mobility",
-    "Eval Tempo",
-];
+/// One option: its name, whether `uci`/`ugi` list it, and how it is set.
+struct OptionSpec {
+    name: &'static str,
+    /// The developer options are not listed: they exist to measure the
+    /// engine, not to play with.
+    listed: bool,
+    kind: Kind,
+}
 
 /// The largest evaluation weight, in percent.
 const MAX_EVAL_PERCENT: u64 = 1000;
 
-/// The type of an option, as declared to the GUI.
-enum Type {
-    Spin { min: u64, max: u64 },
-    Check,
-    Button,
+/// Every option, in the order `uci` lists them: one row each, then one
+/// developer option per evaluation term.
+static OPTIONS: LazyLock<Vec<OptionSpec>> = LazyLock::new(|| {
+    let mut options = vec![
+        listed("Hash", spin(1, 65_536, |s| &mut s.engine.hash_mib)),
+        listed("Threads", spin(1, 256, |s| &mut s.engine.threads)),
+        listed("MultiPV", spin(1, 256, |s| &mut s.engine.multipv)),
+        listed(
+            "Move Overhead",
+            spin(0, 10_000, |s| &mut s.engine.move_overhead_ms),
+        ),
+        listed("Clear Hash", Kind::Button(Effect::ClearHash)),
+        listed("Ponder", Kind::Check(|s| &mut s.ponder)),
+        developer(
+            "Search TT",
+            Kind::Check(|s| &mut s.engine.tuning.transposition_table),
+        ),
+        developer(
+            "Search Killers",
+            Kind::Check(|s| &mut s.engine.tuning.killers),
+        ),
+        developer(
+            "Search History",
+            Kind::Check(|s| &mut s.engine.tuning.history),
+        ),
+        developer(
+            "Search LMR",
+            Kind::Check(|s| &mut s.engine.tuning.reductions),
+        ),
+        developer(
+            "Search LMP",
+            Kind::Check(|s| &mut s.engine.tuning.move_pruning),
+        ),
+        developer(
+            "Search Aspiration",
+            Kind::Check(|s| &mut s.engine.tuning.aspiration),
+        ),
+        developer(
+            "Search Quiescence",
+            Kind::Check(|s| &mut s.engine.tuning.quiescence),
+        ),
+    ];
+    options.extend(Term::ALL.map(|term| {
+        let index = term.index();
+        developer(
+            term.option_name(),
+            spin(0, MAX_EVAL_PERCENT, move |s| {
+                &mut s.engine.tuning.eval_percent[index]
+            }),
+        )
+    }));
+    options
+});
+
+fn listed(name: &'static str, kind: Kind) -> OptionSpec {
+    OptionSpec {
+        name,
+        listed: true,
+        kind,
+    }
 }
 
-const DECLARED: [Declared; 6] = [
-    Declared::Hash,
-    Declared::Threads,
-    Declared::MultiPv,
-    Declared::MoveOverhead,
-    Declared::ClearHash,
-    Declared::Ponder,
-];
-
-impl Declared {
-    fn name(self) -> &'static str {
-        match self {
-            Declared::Hash => "Hash",
-            Declared::Threads => "Threads",
-            Declared::MultiPv => "MultiPV",
-            Declared::MoveOverhead => "Move Overhead",
-            Declared::ClearHash => "Clear Hash",
-            Declared::Ponder => "Ponder",
-            Declared::Switch(index) => SWITCHES[index].0,
-            Declared::EvalWeight(index) => EVAL_WEIGHTS[index],
-        }
+fn developer(name: &'static str, kind: Kind) -> OptionSpec {
+    OptionSpec {
+        name,
+        listed: false,
+        kind,
     }
+}
 
-    fn kind(self) -> Type {
-        match self {
-            Declared::Hash => Type::Spin {
-                min: 1,
-                max: 65_536,
-            },
-            Declared::Threads | Declared::MultiPv => Type::Spin { min: 1, max: 256 },
-            Declared::MoveOverhead => Type::Spin {
-                min: 0,
-                max: 10_000,
-            },
-            Declared::EvalWeight(_) => Type::Spin {
-                min: 0,
-                max: MAX_EVAL_PERCENT,
-            },
-            Declared::ClearHash => Type::Button,
-            Declared::Ponder | Declared::Switch(_) => Type::Check,
-        }
-    }
-
-    /// The current value of a spin option (0 for the others, never shown).
-    fn spin(self, settings: &Settings) -> u64 {
-        let engine = &settings.engine;
-        let value = match self {
-            Declared::Hash => engine.hash_mib,
-            Declared::Threads => engine.threads,
-            Declared::MultiPv => engine.multipv,
-            Declared::MoveOverhead => return engine.move_overhead_ms,
-            Declared::EvalWeight(index) => {
-                return u64::try_from(engine.tuning.eval_percent[index]).unwrap_or(0);
+/// A spin option within `min..=max` kept in the number `place` points to;
+/// the range must fit that number's type.
+fn spin<T>(
+    min: u64,
+    max: u64,
+    place: impl Fn(&mut Settings) -> &mut T + Copy + Send + Sync + 'static,
+) -> Kind
+where
+    T: Copy + TryFrom<u64> + TryInto<u64>,
+{
+    Kind::Spin {
+        min,
+        max,
+        get: Box::new(move |settings| (*place(settings)).try_into().unwrap_or(u64::MAX)),
+        set: Box::new(move |settings, value| {
+            if let Ok(value) = T::try_from(value) {
+                *place(settings) = value;
             }
-            Declared::ClearHash | Declared::Ponder | Declared::Switch(_) => 0,
-        };
-        u64::try_from(value).unwrap_or(u64::MAX)
+        }),
     }
+}
 
-    /// Stores a spin value already checked against the option's range.
-    fn set_spin(self, settings: &mut Settings, value: u64) {
-        let engine = &mut settings.engine;
-        // Every range fits in a usize on the platforms Rust supports.
-        let size = usize::try_from(value).unwrap_or(usize::MAX);
-        match self {
-            Declared::Hash => engine.hash_mib = size,
-            Declared::Threads => engine.threads = size,
-            Declared::MultiPv => engine.multipv = size,
-            Declared::MoveOverhead => engine.move_overhead_ms = value,
-            Declared::EvalWeight(index) => {
-                engine.tuning.eval_percent[index] = i32::try_from(value).unwrap_or(i32::MAX);
-            }
-            Declared::ClearHash | Declared::Ponder | Declared::Switch(_) => {}
-        }
-    }
-
-    /// The flag a check option sets (none for the other types).
-    fn check(self, settings: &mut Settings) -> Option<&mut bool> {
-        match self {
-            Declared::Ponder => Some(&mut settings.ponder),
-            Declared::Switch(index) => Some(SWITCHES[index].1(&mut settings.engine.tuning)),
-            _ => None,
-        }
-    }
-
-    fn find(name: &str) -> Option<Declared> {
-        let developer = (0..SWITCHES.len())
-            .map(Declared::Switch)
-            .chain((0..EVAL_WEIGHTS.len()).map(Declared::EvalWeight));
-        DECLARED
-            .into_iter()
-            .chain(developer)
-            .find(|option| option.name().eq_ignore_ascii_case(name))
-    }
+fn find(name: &str) -> Option<&'static OptionSpec> {
+    OPTIONS
+        .iter()
+        .find(|option| option.name.eq_ignore_ascii_case(name))
 }
 
 /// The `option name ...` lines of the `uci`/`ugi` reply, with the startup
 /// values as defaults.
 pub fn declarations() -> Vec<String> {
     let mut defaults = Settings::default();
-    DECLARED
-        .into_iter()
+    OPTIONS
+        .iter()
+        .filter(|option| option.listed)
         .map(|option| {
-            let name = option.name();
-            match option.kind() {
-                Type::Spin { min, max } => format!(
+            let name = option.name;
+            match &option.kind {
+                Kind::Spin { min, max, get, .. } => format!(
                     "option name {name} type spin default {} min {min} max {max}",
-                    option.spin(&defaults)
+                    get(&mut defaults)
                 ),
-                Type::Check => {
-                    let default = option.check(&mut defaults).is_some_and(|flag| *flag);
-                    format!("option name {name} type check default {default}")
-                }
-                Type::Button => format!("option name {name} type button"),
+                Kind::Check(flag) => format!(
+                    "option name {name} type check default {}",
+                    *flag(&mut defaults)
+                ),
+                Kind::Button(_) => format!("option name {name} type button"),
             }
         })
         .collect()
@@ -284,13 +264,14 @@ pub fn apply(
     name: &str,
     value: Option<&str>,
 ) -> Result<Effect, OptionError> {
-    let option = Declared::find(name).ok_or_else(|| OptionError::Unknown(name.to_string()))?;
-    let name = option.name();
-    match (option.kind(), value) {
-        (Type::Button, None) => Ok(Effect::ClearHash),
-        (Type::Button, Some(_)) => Err(OptionError::ButtonWithValue(name)),
-        (Type::Spin { .. } | Type::Check, None) => Err(OptionError::MissingValue(name)),
-        (Type::Spin { min, max }, Some(text)) => {
+    let option = find(name).ok_or_else(|| OptionError::Unknown(name.to_string()))?;
+    let name = option.name;
+    match (&option.kind, value) {
+        (Kind::Button(effect), None) => Ok(*effect),
+        (Kind::Button(_), Some(_)) => Err(OptionError::ButtonWithValue(name)),
+        (Kind::Spin { .. } | Kind::Check(_), None) => Err(OptionError::MissingValue(name)),
+        (Kind::Spin { min, max, set, .. }, Some(text)) => {
+            let (min, max) = (*min, *max);
             let number: u64 = text.parse().map_err(|_| {
                 if !text.is_empty()
                     && text
@@ -320,10 +301,10 @@ pub fn apply(
                     max,
                 });
             }
-            option.set_spin(settings, number);
+            set(settings, number);
             Ok(Effect::Changed)
         }
-        (Type::Check, Some(text)) => {
+        (Kind::Check(flag), Some(text)) => {
             let value = if text.eq_ignore_ascii_case("true") {
                 true
             } else if text.eq_ignore_ascii_case("false") {
@@ -334,9 +315,7 @@ pub fn apply(
                     value: text.to_string(),
                 });
             };
-            if let Some(flag) = option.check(settings) {
-                *flag = value;
-            }
+            *flag(settings) = value;
             Ok(Effect::Changed)
         }
     }
@@ -359,6 +338,20 @@ mod tests {
                 "option name Ponder type check default false",
             ]
         );
+    }
+
+    #[test]
+    fn option_names_are_unique_and_every_term_has_one() {
+        let mut names: Vec<String> = OPTIONS
+            .iter()
+            .map(|option| option.name.to_ascii_lowercase())
+            .collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), OPTIONS.len());
+        for term in Term::ALL {
+            assert!(find(term.option_name()).is_some(), "{term:?}");
+        }
     }
 
     #[test]
@@ -460,28 +453,21 @@ mod tests {
         let tuning = settings.engine.tuning;
         assert!(!tuning.reductions && !tuning.transposition_table);
         assert!(tuning.killers && tuning.history && tuning.quiescence);
-        assert_eq!(tuning.eval_percent[10], 0);
-        assert_eq!(tuning.eval_percent[11], 250);
+        assert_eq!(tuning.eval_percent[Term::Mobility.index()], 0);
+        assert_eq!(tuning.eval_percent[Term::Tempo.index()], 250);
         assert!(!settings.ponder);
         let error = apply(&mut settings, "Eval Tempo", Some("1001"))
             .unwrap_err()
             .to_string();
         assert!(error.contains("between 0 and 1000"), "{error}");
-        assert_eq!(settings.engine.tuning.eval_percent[11], 250);
+        assert_eq!(
+            settings.engine.tuning.eval_percent[Term::Tempo.index()],
+            250
+        );
         assert!(
             declarations()
                 .iter()
                 .all(|line| !line.contains("Search") && !line.contains("Eval"))
         );
-    }
-
-    #[test]
-    fn eval_weight_names_follow_the_evaluation_terms() {
-        for (option, term) in EVAL_WEIGHTS.iter().zip(crate::search::eval::TERM_NAMES) {
-            assert!(
-                option.eq_ignore_ascii_case(&format!("Eval {term}")),
-                "{option} / {term}"
-            );
-        }
     }
 }

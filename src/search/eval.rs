@@ -67,39 +67,77 @@ pub const WEIGHTS: Weights = Weights {
     tempo: 15,
 };
 
-/// Where each term sits in the arrays of terms.
-mod term {
-    pub const MATERIAL: usize = 0;
-    pub const CAPTURED_WAITING: usize = 1;
-    pub const QUEEN_RACE: usize = 2;
-    pub const GUARD_RACE: usize = 3;
-    pub const FORMATION: usize = 4;
-    pub const FORMATION_WITH_QUEEN: usize = 5;
-    pub const FORFEIT_DANGER: usize = 6;
-    pub const ENEMY_PARKED: usize = 7;
-    pub const CAPTURE_CHANCES: usize = 8;
-    pub const WIN_THREAT: usize = 9;
-    pub const MOBILITY: usize = 10;
-    pub const TEMPO: usize = 11;
+/// Declares [`Term`] and every list derived from it from one row per
+/// term: the variant and its title, from which the `eval` row and the
+/// `Eval <title>` developer option are named.
+macro_rules! terms {
+    ($($(#[doc = $doc:literal])* $term:ident: $title:literal,)*) => {
+        /// An evaluation term: one row of `eval`, one weight in percent.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum Term {
+            $($(#[doc = $doc])* $term,)*
+        }
+
+        impl Term {
+            /// Every term, in the order of the term arrays.
+            pub const ALL: [Term; Term::COUNT] = [$(Term::$term),*];
+            /// The number of terms.
+            pub const COUNT: usize = [$($title),*].len();
+
+            /// The title, as in `Eval <title>` (`eval` shows it in lower case).
+            pub const fn title(self) -> &'static str {
+                match self {
+                    $(Term::$term => $title,)*
+                }
+            }
+
+            /// The term's place in the arrays of terms.
+            pub const fn index(self) -> usize {
+                self as usize
+            }
+
+            /// The developer option weighting the term.
+            pub const fn option_name(self) -> &'static str {
+                match self {
+                    $(Term::$term => concat!("Eval ", $title),)*
+                }
+            }
+        }
+    };
 }
 
-/// Names of the terms, in the order of their indices.
-pub const TERM_NAMES: [&str; TERM_COUNT] = [
-    "material",
-    "captured waiting",
-    "queen race",
-    "guard race",
-    "formation",
-    "formation with queen",
-    "forfeit danger",
-    "enemy parked",
-    "capture chances",
-    "win threat",
-    "mobility",
-    "tempo",
-];
-/// The number of evaluation terms.
-pub const TERM_COUNT: usize = 12;
+terms! {
+    /// Active guards and queen.
+    Material: "Material",
+    /// Captured pieces waiting for relocation.
+    CapturedWaiting: "Captured Waiting",
+    /// The queen's ring.
+    QueenRace: "Queen Race",
+    /// The guards' rings.
+    GuardRace: "Guard Race",
+    /// Guards next to the throne.
+    Formation: "Formation",
+    /// Guards next to the throne with the queen on it.
+    FormationWithQueen: "Formation With Queen",
+    /// Five guards around a throne without the own queen.
+    ForfeitDanger: "Forfeit Danger",
+    /// Enemy pieces next to the throne.
+    EnemyParked: "Enemy Parked",
+    /// Cells a step could capture on.
+    CaptureChances: "Capture Chances",
+    /// The waiting side threatens to complete the formation.
+    WinThreat: "Win Threat",
+    /// Steps the pieces could make.
+    Mobility: "Mobility",
+    /// Having the move.
+    Tempo: "Tempo",
+}
+
+/// A weight in percent for each term, indexed by `Term as usize`.
+pub type TermPercents = [i32; Term::COUNT];
+
+/// Every term at its full weight: the evaluation as tuned.
+pub const FULL_PERCENTS: TermPercents = [100; Term::COUNT];
 
 /// Where the pieces of `color` could step (for the mobility and capture
 /// terms): empty cells not between two active enemies.
@@ -131,25 +169,32 @@ pub fn capture_cells(position: &Position, color: Color) -> Bitboard {
     cells
 }
 
-/// Whether `color`, if it were to move, could complete the winning formation
-/// with one step: its queen sits active on the throne, five of its guards
-/// stand around it, and an active guard can step into the sixth cell.
-pub fn has_win_threat(position: &Position, color: Color) -> bool {
+/// The cell where a guard of `color` entering from outside the guard ring
+/// would complete the winning formation: its queen sits active on the
+/// throne and five of its active guards stand around it (empty otherwise).
+pub fn winning_cells(position: &Position, color: Color) -> Bitboard {
     let active = position.active(color);
-    let guards = active & !position.queens();
-    let ring_guards = guards & THRONE_RING;
-    if active & position.queens() & THRONE == 0
-        || ring_guards.count_ones() != 5
+    let ring_guards = active & !position.queens() & THRONE_RING;
+    if active & position.queens() & THRONE != 0 && ring_guards.count_ones() == 5 {
+        THRONE_RING & !ring_guards
+    } else {
+        0
+    }
+}
+
+/// Whether `color`, if it were to move, could complete the winning formation
+/// with one step: an active guard from outside the ring can step into its
+/// [`winning_cells`], and no capture waits for relocation.
+pub fn has_win_threat(position: &Position, color: Color) -> bool {
+    let gap = winning_cells(position, color);
+    if gap == 0
         || position.captured(color) != 0
+        || gap & position.empty_cells() & !sandwiched_by(position.active(!color)) == 0
     {
         return false;
     }
-    let gap = THRONE_RING & !ring_guards;
-    if gap & position.empty_cells() & !sandwiched_by(position.active(!color)) == 0 {
-        return false;
-    }
     // A guard already next to the throne would only open another gap.
-    let outside = guards & !THRONE_RING;
+    let outside = position.active(color) & !position.queens() & !THRONE_RING;
     cells_of(gap).any(|cell| STEP_TARGETS_INTO[cell.index()] & outside != 0)
 }
 
@@ -170,67 +215,136 @@ const STEP_TARGETS_INTO: [Bitboard; 121] = {
     table
 };
 
-/// The terms for one side, from that side's view (larger is better for it).
-fn side_terms(position: &Position, color: Color, to_move: bool) -> [i32; TERM_COUNT] {
+/// Whether [`WEIGHTS`] gives each term any weight: a term without one is
+/// never computed.
+const WEIGHTED: [bool; Term::COUNT] = {
+    const fn any(values: &[i32]) -> bool {
+        let mut index = 0;
+        while index < values.len() {
+            if values[index] != 0 {
+                return true;
+            }
+            index += 1;
+        }
+        false
+    }
     let w = &WEIGHTS;
+    let mut weighted = [false; Term::COUNT];
+    let mut index = 0;
+    while index < Term::COUNT {
+        weighted[index] = match Term::ALL[index] {
+            Term::Material => w.guard != 0 || w.queen != 0,
+            Term::CapturedWaiting => w.captured_waiting != 0,
+            Term::QueenRace => any(&w.queen_ring),
+            Term::GuardRace => any(&w.guard_ring),
+            Term::Formation => any(&w.formation),
+            Term::FormationWithQueen => any(&w.formation_with_queen),
+            Term::ForfeitDanger => w.forfeit_danger != 0,
+            Term::EnemyParked => w.enemy_parked != 0,
+            Term::CaptureChances => w.capture_chance_to_move != 0 || w.capture_chance_waiting != 0,
+            Term::WinThreat => w.win_threat_waiting != 0,
+            Term::Mobility => w.mobility != 0,
+            Term::Tempo => w.tempo != 0,
+        };
+        index += 1;
+    }
+    weighted
+};
+
+/// The terms for one side, from that side's view (larger is better for
+/// it). A term weighted zero, in [`WEIGHTS`] or in `percent`, is not
+/// computed and stays 0.
+fn side_terms(
+    position: &Position,
+    color: Color,
+    to_move: bool,
+    percent: &TermPercents,
+) -> [i32; Term::COUNT] {
+    let w = &WEIGHTS;
+    let on = |term: Term| WEIGHTED[term.index()] && percent[term.index()] != 0;
     let active = position.active(color);
     let guards = active & !position.queens();
     let queen = active & position.queens();
-    let mut terms = [0; TERM_COUNT];
+    let mut terms = [0; Term::COUNT];
 
-    terms[term::MATERIAL] =
-        w.guard * guards.count_ones() as i32 + w.queen * queen.count_ones() as i32;
-    terms[term::CAPTURED_WAITING] =
-        w.captured_waiting * position.captured(color).count_ones() as i32;
-    for (ring, cells) in RINGS.iter().enumerate() {
-        if queen & cells != 0 {
-            terms[term::QUEEN_RACE] = w.queen_ring[ring];
+    if on(Term::Material) {
+        terms[Term::Material.index()] =
+            w.guard * guards.count_ones() as i32 + w.queen * queen.count_ones() as i32;
+    }
+    if on(Term::CapturedWaiting) {
+        terms[Term::CapturedWaiting.index()] =
+            w.captured_waiting * position.captured(color).count_ones() as i32;
+    }
+    let (queen_race, guard_race) = (on(Term::QueenRace), on(Term::GuardRace));
+    if queen_race || guard_race {
+        for (ring, cells) in RINGS.iter().enumerate() {
+            if queen_race && queen & cells != 0 {
+                terms[Term::QueenRace.index()] = w.queen_ring[ring];
+            }
+            if guard_race {
+                terms[Term::GuardRace.index()] +=
+                    w.guard_ring[ring] * (guards & cells).count_ones() as i32;
+            }
         }
-        terms[term::GUARD_RACE] += w.guard_ring[ring] * (guards & cells).count_ones() as i32;
     }
     let around = (guards & THRONE_RING).count_ones() as usize;
-    terms[term::FORMATION] = w.formation[around];
-    let queen_on_throne = queen & THRONE != 0;
-    if queen_on_throne {
-        terms[term::FORMATION_WITH_QUEEN] = w.formation_with_queen[around];
-    } else if around == 5 {
-        terms[term::FORFEIT_DANGER] = w.forfeit_danger;
+    if on(Term::Formation) {
+        terms[Term::Formation.index()] = w.formation[around];
     }
-    terms[term::ENEMY_PARKED] =
-        w.enemy_parked * (position.active(!color) & THRONE_RING).count_ones() as i32;
-    let reach = step_destinations(position, color);
-    let chances = (reach & capture_cells(position, color)).count_ones() as i32;
-    terms[term::CAPTURE_CHANCES] = chances
-        * if to_move {
-            w.capture_chance_to_move
-        } else {
-            w.capture_chance_waiting
-        };
-    if !to_move && has_win_threat(position, color) {
-        terms[term::WIN_THREAT] = w.win_threat_waiting;
+    if queen & THRONE != 0 {
+        if on(Term::FormationWithQueen) {
+            terms[Term::FormationWithQueen.index()] = w.formation_with_queen[around];
+        }
+    } else if around == 5 && on(Term::ForfeitDanger) {
+        terms[Term::ForfeitDanger.index()] = w.forfeit_danger;
     }
-    terms[term::MOBILITY] = w.mobility * reach.count_ones() as i32;
-    if to_move {
-        terms[term::TEMPO] = w.tempo;
+    if on(Term::EnemyParked) {
+        terms[Term::EnemyParked.index()] =
+            w.enemy_parked * (position.active(!color) & THRONE_RING).count_ones() as i32;
+    }
+    let (capture_chances, mobility) = (on(Term::CaptureChances), on(Term::Mobility));
+    if capture_chances || mobility {
+        let reach = step_destinations(position, color);
+        if capture_chances {
+            let chances = (reach & capture_cells(position, color)).count_ones() as i32;
+            terms[Term::CaptureChances.index()] = chances
+                * if to_move {
+                    w.capture_chance_to_move
+                } else {
+                    w.capture_chance_waiting
+                };
+        }
+        if mobility {
+            terms[Term::Mobility.index()] = w.mobility * reach.count_ones() as i32;
+        }
+    }
+    if !to_move && on(Term::WinThreat) && has_win_threat(position, color) {
+        terms[Term::WinThreat.index()] = w.win_threat_waiting;
+    }
+    if to_move && on(Term::Tempo) {
+        terms[Term::Tempo.index()] = w.tempo;
     }
     terms
 }
 
-/// Each term for the side to move minus the same term for the other side.
-pub fn term_differences(position: &Position) -> [i32; TERM_COUNT] {
+/// Each term for the side to move minus the same term for the other side,
+/// unweighted by percent (for fitting the weights).
+pub fn term_differences(position: &Position) -> [i32; Term::COUNT] {
     let us = position.side_to_move();
-    let ours = side_terms(position, us, true);
-    let theirs = side_terms(position, !us, false);
+    let ours = side_terms(position, us, true, &FULL_PERCENTS);
+    let theirs = side_terms(position, !us, false, &FULL_PERCENTS);
     std::array::from_fn(|term| ours[term] - theirs[term])
 }
 
 /// The evaluation of `position` from the side to move's view, in
-/// hundredths of a guard, with each term weighted by `percent` (100 for
-/// every term is the evaluation as tuned).
-pub fn evaluate(position: &Position, percent: &[i32; TERM_COUNT]) -> i32 {
-    let differences = term_differences(position);
-    let weighted: i32 = (0..TERM_COUNT)
-        .map(|term| differences[term] * percent[term])
+/// hundredths of a guard, with each term weighted by `percent`
+/// ([`FULL_PERCENTS`] is the evaluation as tuned).
+pub fn evaluate(position: &Position, percent: &TermPercents) -> i32 {
+    let us = position.side_to_move();
+    let ours = side_terms(position, us, true, percent);
+    let theirs = side_terms(position, !us, false, percent);
+    let weighted: i32 = (0..Term::COUNT)
+        .map(|term| (ours[term] - theirs[term]) * percent[term])
         .sum();
     weighted / 100
 }
@@ -252,20 +366,21 @@ pub fn is_quiet(position: &Position) -> bool {
 /// human-readable line each (white, black, white minus black), ending with
 /// the total from the side to move's view, for the protocol's `eval`
 /// command.
-pub fn describe(position: &Position, percent: &[i32; TERM_COUNT]) -> Vec<String> {
+pub fn describe(position: &Position, percent: &TermPercents) -> Vec<String> {
     let stm = position.side_to_move();
-    let white = side_terms(position, Color::White, stm == Color::White);
-    let black = side_terms(position, Color::Black, stm == Color::Black);
+    let white = side_terms(position, Color::White, stm == Color::White, percent);
+    let black = side_terms(position, Color::Black, stm == Color::Black, percent);
     let mut lines = vec![format!(
         "{:<22} {:>7} {:>7} {:>7}",
         "term", "white", "black", "total"
     )];
-    for (index, name) in TERM_NAMES.iter().enumerate() {
+    for term in Term::ALL {
+        let index = term.index();
         let white = white[index] * percent[index] / 100;
         let black = black[index] * percent[index] / 100;
         lines.push(format!(
             "{:<22} {:>7} {:>7} {:>7}",
-            name,
+            term.title().to_lowercase(),
             white,
             black,
             white - black
@@ -284,7 +399,7 @@ mod tests {
     use super::*;
     use crate::rules::{START_FEN, parse_fen};
 
-    const FULL: [i32; TERM_COUNT] = [100; TERM_COUNT];
+    const FULL: TermPercents = FULL_PERCENTS;
 
     #[test]
     fn the_start_position_is_balanced_but_for_the_tempo() {
@@ -296,9 +411,9 @@ mod tests {
     fn a_term_weighted_zero_drops_out() {
         let position = parse_fen(START_FEN).unwrap();
         let mut percent = FULL;
-        percent[term::TEMPO] = 0;
+        percent[Term::Tempo.index()] = 0;
         assert_eq!(evaluate(&position, &percent), 0);
-        percent = [200; TERM_COUNT];
+        percent = [200; Term::COUNT];
         assert_eq!(evaluate(&position, &percent), 2 * WEIGHTS.tempo);
     }
 
@@ -311,10 +426,40 @@ mod tests {
     }
 
     #[test]
+    fn terms_are_listed_in_the_order_of_their_indices() {
+        for (index, term) in Term::ALL.into_iter().enumerate() {
+            assert_eq!(term.index(), index, "{term:?}");
+        }
+        assert_eq!(Term::CapturedWaiting.option_name(), "Eval Captured Waiting");
+    }
+
+    #[test]
+    fn terms_weighted_zero_remove_exactly_their_share() {
+        // Mobility and capture chances switched off: the describe rows of
+        // both are zero, and the total equals the full evaluation minus
+        // their weighted differences.
+        let position = parse_fen("6/7/8/9/4G5/3Gg1Q4/10/9/8/g6/q5 w").unwrap();
+        let mut percent = FULL;
+        for term in [Term::Mobility, Term::CaptureChances] {
+            percent[term.index()] = 0;
+        }
+        let differences = term_differences(&position);
+        let without: i32 = [Term::Mobility, Term::CaptureChances]
+            .iter()
+            .map(|term| differences[term.index()] * 100)
+            .sum();
+        let full: i32 = differences.iter().map(|d| d * 100).sum();
+        assert_ne!(without, 0);
+        assert_eq!(evaluate(&position, &percent), (full - without) / 100);
+        assert!(!WEIGHTED[Term::Formation.index()]);
+        assert_eq!(differences[Term::Formation.index()], 0);
+    }
+
+    #[test]
     fn describe_ends_with_the_total() {
         let position = parse_fen(START_FEN).unwrap();
         let lines = describe(&position, &FULL);
-        assert_eq!(lines.len(), TERM_COUNT + 2);
+        assert_eq!(lines.len(), Term::COUNT + 2);
         assert!(
             lines
                 .last()

@@ -15,7 +15,7 @@ pub mod tt;
 use crate::rules::{Game, Move};
 use ordering::History;
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 use tt::TranspositionTable;
 
@@ -140,6 +140,24 @@ pub struct SearchControl {
     pub pondering: Arc<AtomicBool>,
 }
 
+/// How often a finished search held back by `go infinite` or pondering
+/// checks whether it may answer; short enough to be invisible next to a
+/// GUI's latency.
+const HOLD_POLL: Duration = Duration::from_millis(1);
+
+impl SearchControl {
+    /// Waits while the caller must not see the answer yet: a search under
+    /// `infinite` answers only after `stop`, one that ponders only after
+    /// `stop` or `ponderhit`.
+    pub fn hold_answer(&self, limits: &SearchLimits) {
+        while !self.stop.load(Ordering::SeqCst)
+            && (limits.infinite || self.pondering.load(Ordering::SeqCst))
+        {
+            std::thread::sleep(HOLD_POLL);
+        }
+    }
+}
+
 /// Parts of the search that can be switched off and the weight of each
 /// evaluation term: developer settings, so that a match can measure what
 /// each part is worth without a rebuild. The default is the engine as it
@@ -160,9 +178,9 @@ pub struct Tuning {
     pub aspiration: bool,
     /// Quiescence search at the horizon (off: the static evaluation).
     pub quiescence: bool,
-    /// Each evaluation term's weight in percent, in the order of
-    /// [`eval::TERM_NAMES`].
-    pub eval_percent: [i32; eval::TERM_COUNT],
+    /// Each evaluation term's weight in percent, indexed by
+    /// [`eval::Term`].
+    pub eval_percent: eval::TermPercents,
 }
 
 impl Default for Tuning {
@@ -175,7 +193,7 @@ impl Default for Tuning {
             move_pruning: true,
             aspiration: true,
             quiescence: true,
-            eval_percent: [100; eval::TERM_COUNT],
+            eval_percent: eval::FULL_PERCENTS,
         }
     }
 }

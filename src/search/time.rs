@@ -1,7 +1,7 @@
 //! Time management: a soft budget checked between iterations and a hard
-//! one checked during the search, from the clock, `movetime` and the move
-//! overhead; no budget applies while pondering, and the clock restarts when
-//! pondering ends.
+//! one checked during the search, from the clock (less the move overhead)
+//! and `movetime` (used in full); no budget applies while pondering, and
+//! the clock restarts when pondering ends.
 
 use super::SearchLimits;
 use std::time::{Duration, Instant};
@@ -22,12 +22,12 @@ pub struct Budget {
 }
 
 /// The budget for `limits`, keeping `overhead` back from the clock; `None`
-/// when no time limit applies.
+/// when no time limit applies. A `movetime` is the time the caller wants
+/// spent and is used in full, as Stockfish does: the overhead covers the
+/// delay of a clock that keeps running, which `movetime` does not have.
 pub fn budget(limits: &SearchLimits, overhead: Duration) -> Option<Budget> {
     let from_movetime = limits.movetime.map(|movetime| {
-        let time = movetime
-            .saturating_sub(overhead)
-            .max(Duration::from_millis(1));
+        let time = movetime.max(Duration::from_millis(1));
         Budget {
             soft: time,
             hard: time,
@@ -138,18 +138,21 @@ mod tests {
     }
 
     #[test]
-    fn movetime_keeps_the_overhead_back() {
-        let limits = SearchLimits {
-            movetime: Some(ms(1000)),
-            ..SearchLimits::default()
-        };
-        assert_eq!(
-            budget(&limits, ms(30)),
-            Some(Budget {
-                soft: ms(970),
-                hard: ms(970)
-            })
-        );
+    fn movetime_is_used_in_full_whatever_the_overhead() {
+        for movetime in [1000, 300, 30, 5] {
+            let limits = SearchLimits {
+                movetime: Some(ms(movetime)),
+                ..SearchLimits::default()
+            };
+            assert_eq!(
+                budget(&limits, ms(30)),
+                Some(Budget {
+                    soft: ms(movetime),
+                    hard: ms(movetime)
+                }),
+                "movetime {movetime}"
+            );
+        }
     }
 
     #[test]

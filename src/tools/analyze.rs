@@ -31,6 +31,32 @@ pub struct AnalyzeSettings {
 /// The depth searched when no limit is given, so that a run always ends.
 pub const DEFAULT_DEPTH: u32 = 4;
 
+/// The longest time per position, in milliseconds: a day.
+pub const MAX_MOVETIME_MS: u64 = 24 * 3600 * 1000;
+
+/// Why an analysis could not run to its end.
+#[derive(Debug)]
+pub enum AnalyzeError {
+    /// A setting is out of range.
+    Settings(String),
+    /// The positions could not be read.
+    Read(std::io::Error),
+    /// The analysis could not be written.
+    Write(std::io::Error),
+}
+
+impl std::fmt::Display for AnalyzeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AnalyzeError::Settings(message) => f.write_str(message),
+            AnalyzeError::Read(e) => write!(f, "cannot read the positions: {e}"),
+            AnalyzeError::Write(e) => write!(f, "cannot write the analysis: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for AnalyzeError {}
+
 /// One input line: the line number and its text.
 struct Task {
     number: usize,
@@ -42,13 +68,20 @@ pub fn run(
     input: impl BufRead,
     output: &mut impl Write,
     settings: &AnalyzeSettings,
-) -> Result<(), String> {
+) -> Result<(), AnalyzeError> {
     if settings.jobs == 0 || settings.multipv == 0 {
-        return Err("--jobs and --multipv must be at least 1".into());
+        return Err(AnalyzeError::Settings(
+            "--jobs and --multipv must be at least 1".into(),
+        ));
+    }
+    if settings.depth == Some(0) || settings.nodes == Some(0) {
+        return Err(AnalyzeError::Settings(
+            "--depth and --nodes must be at least 1".into(),
+        ));
     }
     let mut tasks = Vec::new();
     for (index, line) in input.lines().enumerate() {
-        let line = line.map_err(|e| format!("cannot read the positions: {e}"))?;
+        let line = line.map_err(AnalyzeError::Read)?;
         let text = line.trim();
         if !text.is_empty() && !text.starts_with('#') {
             tasks.push(Task {
@@ -59,7 +92,7 @@ pub fn run(
     }
     let next = AtomicUsize::new(0);
     let (sender, results) = channel::<(usize, Value)>();
-    thread::scope(|scope| -> Result<(), String> {
+    thread::scope(|scope| -> Result<(), AnalyzeError> {
         for _ in 0..settings.jobs.min(tasks.len().max(1)) {
             let sender = sender.clone();
             let (tasks, next) = (&tasks, &next);
@@ -88,7 +121,7 @@ pub fn run(
             while let Some(value) = waiting.remove(&printed) {
                 writeln!(output, "{value}")
                     .and_then(|()| output.flush())
-                    .map_err(|e| format!("cannot write the analysis: {e}"))?;
+                    .map_err(AnalyzeError::Write)?;
                 printed += 1;
             }
         }

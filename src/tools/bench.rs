@@ -10,6 +10,9 @@ use std::time::Instant;
 /// The depth used when none is given.
 pub const DEFAULT_DEPTH: u32 = 12;
 
+/// The deepest bench accepted: far beyond what finishes in a day.
+pub const MAX_DEPTH: u32 = 64;
+
 /// Positions from the perft suite that are still being played: pending
 /// captures, captured queens, crowded centres, blocked steps.
 const SUITE_FENS: [&str; 16] = [

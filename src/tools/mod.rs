@@ -6,5 +6,6 @@ pub mod bench;
 pub mod gui;
 pub mod match_runner;
 pub mod perft;
+pub mod shard;
 pub mod stats;
 pub mod tune;

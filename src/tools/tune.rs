@@ -5,9 +5,8 @@
 //! engines' searches reported, or to a blend of both.
 
 use super::match_runner::record::{GameRecord, ScoreRecord};
-use crate::protocol::options::EVAL_WEIGHTS;
 use crate::rules::{Color, Game, parse_fen};
-use crate::search::eval::{TERM_COUNT, is_quiet, term_differences};
+use crate::search::eval::{Term, is_quiet, term_differences};
 use std::io::BufRead;
 
 /// Plies after the opening book skipped in each game: the first engine
@@ -29,7 +28,7 @@ const SEARCH_SCALE: f64 = 1.0 / 250.0;
 /// and the expected score to fit for the side to move, between 0 and 1.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Sample {
-    differences: [f64; TERM_COUNT],
+    differences: [f64; Term::COUNT],
     target: f64,
 }
 
@@ -64,15 +63,7 @@ pub fn load_samples(input: impl BufRead, result_weight: f64) -> Result<Samples, 
             loaded.skipped += 1;
             continue;
         };
-        let white_result = match record.result.as_str() {
-            "1-0" => 1.0,
-            "0-1" => 0.0,
-            "1/2-1/2" => 0.5,
-            _ => {
-                loaded.skipped += 1;
-                continue;
-            }
-        };
+        let white_result = record.result.outcome_for(Color::White).points();
         let Ok(start) = parse_fen(&record.fen) else {
             loaded.skipped += 1;
             continue;
@@ -124,17 +115,17 @@ pub struct Fit {
     /// The same with the fitted weights.
     pub loss_after: f64,
     /// The fitted weights, in percent.
-    pub percent: [f64; TERM_COUNT],
+    pub percent: [f64; Term::COUNT],
 }
 
-fn predicted(sample: &Sample, percent: &[f64; TERM_COUNT], scale: f64) -> f64 {
-    let eval: f64 = (0..TERM_COUNT)
+fn predicted(sample: &Sample, percent: &[f64; Term::COUNT], scale: f64) -> f64 {
+    let eval: f64 = (0..Term::COUNT)
         .map(|term| sample.differences[term] * percent[term] / 100.0)
         .sum();
     1.0 / (1.0 + (-scale * eval).exp())
 }
 
-fn loss(samples: &[Sample], percent: &[f64; TERM_COUNT], scale: f64) -> f64 {
+fn loss(samples: &[Sample], percent: &[f64; Term::COUNT], scale: f64) -> f64 {
     let total: f64 = samples
         .iter()
         .map(|sample| (sample.target - predicted(sample, percent, scale)).powi(2))
@@ -144,7 +135,7 @@ fn loss(samples: &[Sample], percent: &[f64; TERM_COUNT], scale: f64) -> f64 {
 
 /// The logistic scale that best fits `percent`: a golden-section search
 /// over the logarithm of the scale.
-fn fit_scale(samples: &[Sample], percent: &[f64; TERM_COUNT]) -> f64 {
+fn fit_scale(samples: &[Sample], percent: &[f64; Term::COUNT]) -> f64 {
     let at = |log_scale: f64| loss(samples, percent, log_scale.exp());
     let (mut low, mut high) = (MIN_SCALE.ln(), (1.0f64).ln());
     let ratio = (5f64.sqrt() - 1.0) / 2.0;
@@ -164,15 +155,15 @@ fn fit_scale(samples: &[Sample], percent: &[f64; TERM_COUNT]) -> f64 {
 /// the logistic scale is fitted to the starting weights and then held, and
 /// the weights follow the gradient of the squared error (Adam steps),
 /// staying within the range the options accept.
-pub fn fit(samples: &[Sample], start: &[f64; TERM_COUNT]) -> Fit {
+pub fn fit(samples: &[Sample], start: &[f64; Term::COUNT]) -> Fit {
     let scale = fit_scale(samples, start);
     let loss_before = loss(samples, start, scale);
     let mut percent = *start;
-    let (mut first, mut second) = ([0.0; TERM_COUNT], [0.0; TERM_COUNT]);
+    let (mut first, mut second) = ([0.0; Term::COUNT], [0.0; Term::COUNT]);
     let (rate, beta1, beta2) = (1.0, 0.9, 0.999);
     let count = samples.len().max(1) as f64;
     for step in 1..=FIT_STEPS {
-        let mut gradient = [0.0; TERM_COUNT];
+        let mut gradient = [0.0; Term::COUNT];
         for sample in samples {
             let p = predicted(sample, &percent, scale);
             let common = -2.0 * (sample.target - p) * p * (1.0 - p) * scale / 100.0;
@@ -180,7 +171,7 @@ pub fn fit(samples: &[Sample], start: &[f64; TERM_COUNT]) -> Fit {
                 *slot += common * sample.differences[term];
             }
         }
-        for term in 0..TERM_COUNT {
+        for term in 0..Term::COUNT {
             let g = gradient[term] / count;
             first[term] = beta1 * first[term] + (1.0 - beta1) * g;
             second[term] = beta2 * second[term] + (1.0 - beta2) * g * g;
@@ -225,7 +216,7 @@ pub fn run(
     if loaded.samples.is_empty() {
         return Err("no quiet position found in the records".into());
     }
-    let fit = fit(&loaded.samples, &[100.0; TERM_COUNT]);
+    let fit = fit(&loaded.samples, &[100.0; Term::COUNT]);
     if fit.scale < MIN_SCALE * 1.01 {
         return Err(format!(
             "the evaluation does not predict the targets of these {} games \
@@ -248,8 +239,13 @@ pub fn run(
             "mean squared error {:.6} -> {:.6}",
             fit.loss_before, fit.loss_after
         )?;
-        for (option, percent) in EVAL_WEIGHTS.iter().zip(fit.percent) {
-            writeln!(out, "setoption name {option} value {}", percent.round())?;
+        for (term, percent) in Term::ALL.iter().zip(fit.percent) {
+            writeln!(
+                out,
+                "setoption name {} value {}",
+                term.option_name(),
+                percent.round()
+            )?;
         }
         Ok(())
     };
@@ -260,7 +256,7 @@ pub fn run(
 mod tests {
     use super::*;
 
-    fn sample(differences: [f64; TERM_COUNT], target: f64) -> Sample {
+    fn sample(differences: [f64; Term::COUNT], target: f64) -> Sample {
         Sample {
             differences,
             target,
@@ -269,21 +265,21 @@ mod tests {
 
     #[test]
     fn a_term_that_predicts_the_result_gains_weight_and_noise_loses_it() {
-        // Term 0 decides every game; term 1 points the wrong way as often as
-        // the right one.
+        // Material decides every game; mobility points the wrong way as
+        // often as the right one.
         let mut samples = Vec::new();
         for index in 0..400 {
             let sign = if index % 2 == 0 { 1.0 } else { -1.0 };
             let noise = if index % 4 < 2 { 50.0 } else { -50.0 };
-            let mut differences = [0.0; TERM_COUNT];
-            differences[0] = 20.0 * sign;
-            differences[1] = noise;
+            let mut differences = [0.0; Term::COUNT];
+            differences[Term::Material.index()] = 20.0 * sign;
+            differences[Term::Mobility.index()] = noise;
             samples.push(sample(differences, if sign > 0.0 { 1.0 } else { 0.0 }));
         }
-        let fit = fit(&samples, &[100.0; TERM_COUNT]);
+        let fit = fit(&samples, &[100.0; Term::COUNT]);
         assert!(fit.loss_after < fit.loss_before, "{fit:?}");
-        assert!(fit.percent[0] > 100.0, "{fit:?}");
-        assert!(fit.percent[1] < 100.0, "{fit:?}");
+        assert!(fit.percent[Term::Material.index()] > 100.0, "{fit:?}");
+        assert!(fit.percent[Term::Mobility.index()] < 100.0, "{fit:?}");
     }
 
     #[test]
@@ -313,7 +309,7 @@ mod tests {
         }
         assert!(!expected.is_empty());
         let record = format!(
-            r#"{{"game":1,"round":1,"white":"a","black":"b","result":"0-1","verdict":"Draw","termination":"repetition","reason":"x","fen":"{}","book":[],"moves":[{}],"white_time_control":"-","black_time_control":"-","final_fen":"-","date":"2026.11.30"}}"#,
+            r#"{{"game":1,"round":1,"white":"a","black":"b","result":"0-1","termination":"repetition","reason":"x","fen":"{}","book":[],"moves":[{}],"white_time_control":"-","black_time_control":"-","final_fen":"-","date":"2026.11.30"}}"#,
             crate::rules::START_FEN,
             moves.join(",")
         );

@@ -424,7 +424,6 @@ impl Session {
                             (!winner).name()
                         )
                     }
-                    Termination::Repetition => format!("{} wins by repetition", winner.name()),
                 },
             }),
         }
@@ -1115,13 +1114,13 @@ impl Session {
                 time_ms: ply.time_ms.unwrap_or(0),
             });
         }
-        let (result, winner) = match &verdict {
-            None => ("*".to_string(), None),
-            Some(Finish { winner: None, .. }) => ("1/2-1/2".to_string(), None),
+        let result = match &verdict {
             Some(Finish {
                 winner: Some(color),
                 ..
-            }) => (Verdict::Win(*color).code().to_string(), Some(*color)),
+            }) => Verdict::Win(*color),
+            // An unfinished game is written as a draw, then marked `*` below.
+            _ => Verdict::Draw,
         };
         let control = self
             .clocks
@@ -1132,7 +1131,6 @@ impl Session {
             white: self.names[0].clone(),
             black: self.names[1].clone(),
             result,
-            verdict: winner.map_or(Verdict::Draw, Verdict::Win),
             // The tag is written from `verdict` below.
             termination: Ending::Adjudication,
             reason: verdict
@@ -1152,10 +1150,19 @@ impl Session {
             date: crate::tools::match_runner::record::today(),
         };
         let placeholder = format!("[Termination \"{}\"]\n", Ending::Adjudication.tag());
-        let termination = verdict.map_or(String::new(), |f| {
+        let termination = verdict.as_ref().map_or(String::new(), |f| {
             format!("[Termination \"{}\"]\n", f.termination)
         });
-        record.pgn().replacen(&placeholder, &termination, 1)
+        let text = record.pgn().replacen(&placeholder, &termination, 1);
+        if verdict.is_some() {
+            return text;
+        }
+        let draw = Verdict::Draw.code();
+        let text = text.replacen(&format!("[Result \"{draw}\"]"), "[Result \"*\"]", 1);
+        match text.strip_suffix(&format!("{draw}\n\n")) {
+            Some(body) => format!("{body}*\n\n"),
+            None => text,
+        }
     }
 
     /// The board after `moves` from the position shown (a preview of a line),

@@ -170,12 +170,15 @@ impl EngineProcess {
         abort: &AtomicBool,
         mut done: impl FnMut(&str) -> bool,
     ) -> Result<(), Failure> {
-        let deadline = Instant::now() + timeout;
+        // No deadline at all when it would lie beyond what an Instant holds.
+        let deadline = Instant::now().checked_add(timeout);
         loop {
             if abort.load(Ordering::Relaxed) {
                 return Err(Failure::Aborted);
             }
-            let left = deadline.saturating_duration_since(Instant::now());
+            let left = deadline.map_or(Duration::MAX, |d| {
+                d.saturating_duration_since(Instant::now())
+            });
             if left.is_zero() {
                 return Err(Failure::TimedOut);
             }

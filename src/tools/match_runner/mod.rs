@@ -1,123 +1,68 @@
 //! `agon match`: plays engines against each other on threads, referees every
 //! game with the rules core, prints results and statistics, writes PGN and
-//! JSON-lines records, and saves a state from which a stopped run resumes.
+//! JSON-lines records, saves a state from which a stopped run resumes, and
+//! plays one shard of a run split over many machines.
 
 pub mod engine;
+pub mod error;
+pub mod merge;
 pub mod openings;
 pub mod options;
 pub mod record;
 pub mod referee;
+pub mod schedule;
+pub mod state;
 
 use crate::rules::Color;
-use crate::tools::stats::{GameOutcome, SprtDecision, Tally, summary_lines};
+use crate::tools::shard::Shard;
+use crate::tools::stats::SprtDecision;
 use engine::{EngineProcess, StartError};
+use error::MatchError;
 use openings::OpeningBook;
-use options::{MatchConfig, PER_INVOCATION, Request};
+use options::{MatchConfig, OpeningSource, Request};
 use record::{GameRecord, RecordWriter, Verdict};
 use referee::{GameSetup, play_game};
-use serde::{Deserialize, Serialize};
+use schedule::{is_own_game, slot, statistics_lines, tallies};
+use state::SavedState;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io::Write;
-use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{RecvTimeoutError, Sender, channel};
 use std::sync::{Arc, Mutex};
 use std::thread;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-/// Where game `number` sits in the schedule.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Slot {
-    /// 0-based round.
-    pub round: u64,
-    /// Index into [`MatchConfig::encounters`].
-    pub encounter: usize,
-    /// 0-based unit (single game, or pair with `-repeat`) within the encounter and round.
-    pub unit: u64,
-    /// Whether the encounter's first engine has White.
-    pub first_is_white: bool,
-    /// 0-based opening number.
-    pub opening: u64,
-}
-
-/// Places 0-based game `index` in the schedule: rounds, then encounters, then units.
-pub fn slot(config: &MatchConfig, encounters: usize, index: u64) -> Slot {
-    let per_unit = config.games_per_unit();
-    let per_encounter = config.games * per_unit;
-    let per_round = per_encounter * encounters as u64;
-    let round = index / per_round;
-    let encounter = (index % per_round / per_encounter) as usize;
-    let unit = index % per_encounter / per_unit;
-    let leg = index % per_unit;
-    let opening = round * config.games + unit;
-    // Without pairs colours alternate from one opening to the next.
-    let first_is_white = if config.repeat {
-        leg == 0
-    } else {
-        opening.is_multiple_of(2)
-    };
-    Slot {
-        round,
-        encounter,
-        unit,
-        first_is_white,
-        opening,
-    }
-}
-
-/// What is saved after every game to resume a run.
-#[derive(Serialize, Deserialize)]
-struct SavedState {
-    /// The command line of the run, without per-invocation options.
-    args: Vec<String>,
-    /// The seed in force (chosen at the first start when none was given).
-    seed: u64,
-    /// Games 1..=written are in the record files.
-    written: u64,
-    /// Every finished game.
-    games: Vec<GameRecord>,
-}
-
-fn load_state(path: &Path) -> Result<SavedState, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read state {}: {e}", path.display()))?;
-    serde_json::from_str(&text).map_err(|e| format!("state {} is damaged: {e}", path.display()))
-}
-
-fn save_state(path: &Path, state: &SavedState) -> Result<(), String> {
-    // Write beside and rename, so that a stop in the middle never leaves half a state.
-    let temporary = path.with_extension("tmp");
-    let text = serde_json::to_string(state).map_err(|e| e.to_string())?;
-    std::fs::write(&temporary, text)
-        .and_then(|()| std::fs::rename(&temporary, path))
-        .map_err(|e| format!("cannot write state {}: {e}", path.display()))
-}
+/// How long a shard of an SPRT run waits between looks at the other
+/// shards' states: reading them costs, and a decision can wait a second.
+const SHARD_CHECK_INTERVAL: Duration = Duration::from_secs(1);
 
 /// Runs `agon match` with the arguments after the subcommand.
-pub fn run(args: &[String]) -> Result<(), String> {
+pub fn run(args: &[String]) -> Result<(), MatchError> {
     let config = match options::parse(args)? {
         Request::Help => {
-            print!("{}", options::USAGE);
+            print!("{}", options::usage());
             return Ok(());
         }
         Request::Run(config) => *config,
     };
-    let (config, saved) = match &config.resume {
+    let (mut config, saved) = match &config.resume {
         Some(path) => {
-            let saved = load_state(path)?;
-            let extra: Vec<String> = args.to_vec();
+            let saved = SavedState::load(path)?;
             let mut resumed_args = saved.args.clone();
-            resumed_args.extend(strip_resume(&extra));
+            resumed_args.extend(strip_resume(args));
             let Request::Run(mut resumed) = options::parse(&resumed_args)? else {
-                return Err(format!("state {} holds no match", path.display()));
+                return Err(MatchError::content(path, "the state holds no match"));
             };
-            if resumed.state_file.is_none() {
-                resumed.state_file = Some(path.clone());
-            }
+            resumed.shard = saved.shard(path)?;
             (*resumed, Some(saved))
         }
         None => (config, None),
     };
+    name_shard_files(&mut config);
+    if let (None, Some(path)) = (&config.state_file, &config.resume) {
+        config.state_file = Some(path.clone());
+    }
+    check_shard_setup(&config, args, saved.is_some())?;
     let seed = saved
         .as_ref()
         .map(|s| s.seed)
@@ -133,6 +78,52 @@ pub fn run(args: &[String]) -> Result<(), String> {
     Runner::new(config, seed, saved_args, finished, written)?.run()
 }
 
+/// Gives a shard's record and state files the shard in their names.
+fn name_shard_files(config: &mut MatchConfig) {
+    let shard = config.shard;
+    for path in [
+        &mut config.pgn_out,
+        &mut config.jsonl_out,
+        &mut config.state_file,
+    ]
+    .into_iter()
+    .flatten()
+    {
+        *path = shard.file_name(path);
+    }
+}
+
+/// Refuses shard runs that could not be merged into one run's result.
+fn check_shard_setup(
+    config: &MatchConfig,
+    args: &[String],
+    resumed: bool,
+) -> Result<(), MatchError> {
+    if config.shard.is_whole() {
+        return Ok(());
+    }
+    let seeded = config.seed.is_some() || options::openings_seed(args).is_some() || resumed;
+    let seed_matters = match &config.openings {
+        OpeningSource::Random { .. } => true,
+        OpeningSource::File { random_order, .. } => *random_order,
+        OpeningSource::StartPosition => false,
+    };
+    if seed_matters && !seeded {
+        return Err(options::UsageError::from(
+            "-shard with random openings needs -seed, so that every shard uses the same openings",
+        )
+        .into());
+    }
+    if config.sprt.is_some() && config.state_file.is_none() {
+        return Err(options::UsageError::from(
+            "-sprt with -shard needs -state on a file system all shards share: \
+             each shard reads the others' states to stop once the merged test is decided",
+        )
+        .into());
+    }
+    Ok(())
+}
+
 fn clock_seed() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -145,7 +136,7 @@ fn without_per_invocation(args: &[String]) -> Vec<String> {
     let mut skipping = false;
     for arg in args {
         if arg.starts_with('-') {
-            skipping = PER_INVOCATION.contains(&arg.as_str());
+            skipping = options::is_per_invocation(arg);
         }
         if !skipping {
             kept.push(arg.clone());
@@ -160,7 +151,7 @@ fn strip_resume(args: &[String]) -> Vec<String> {
     let mut skipping = false;
     for arg in args {
         if arg.starts_with('-') {
-            skipping = arg == "-resume";
+            skipping = arg == "-resume" || arg == "-shard";
         }
         if !skipping {
             kept.push(arg.clone());
@@ -182,7 +173,7 @@ fn interrupted() -> &'static Arc<AtomicBool> {
     })
 }
 
-/// Hands out the games still to play, in schedule order.
+/// Hands out this shard's games still to play, in schedule order.
 struct Queue {
     next: u64,
     total: u64,
@@ -191,8 +182,12 @@ struct Queue {
 }
 
 impl Queue {
-    fn take(&mut self) -> Option<u64> {
-        while self.next < self.total && self.done.contains(&self.next) {
+    fn take(&mut self, shared: &Shared) -> Option<u64> {
+        let encounters = shared.encounters.len();
+        while self.next < self.total
+            && (self.done.contains(&self.next)
+                || !is_own_game(&shared.config, encounters, self.next))
+        {
             self.next += 1;
         }
         if self.next >= self.total || self.left_to_start == Some(0) {
@@ -204,6 +199,14 @@ impl Queue {
         self.next += 1;
         Some(self.next - 1)
     }
+}
+
+/// What a worker thread reports.
+enum Report {
+    /// A game was played.
+    Game(Box<GameRecord>),
+    /// The worker could not go on.
+    Failed(String),
 }
 
 /// What the worker threads share.
@@ -224,25 +227,27 @@ struct Runner {
     writer: RecordWriter,
 }
 
-/// Why the run ended early, if it did.
+/// Why the run ended, with what the last line says.
 enum Halt {
     Complete,
     Decided(SprtDecision),
+    DecidedAcrossShards(SprtDecision, usize),
     EngineBroken(String),
+    WorkerFailed(String),
     Interrupted,
     GameLimit,
 }
 
 impl Shared {
     /// Plays games from the queue with engines kept between games.
-    fn worker(&self, queue: &Mutex<Queue>, results: &Sender<GameRecord>) {
+    fn worker(&self, queue: &Mutex<Queue>, results: &Sender<Report>) {
         let mut engines: HashMap<usize, EngineProcess> = HashMap::new();
         let abort = &self.stop;
         loop {
             if abort.load(Ordering::SeqCst) {
                 break;
             }
-            let Some(index) = queue.lock().ok().and_then(|mut q| q.take()) else {
+            let Some(index) = queue.lock().ok().and_then(|mut q| q.take(self)) else {
                 break;
             };
             let place = slot(&self.config, self.encounters.len(), index);
@@ -255,7 +260,10 @@ impl Shared {
             let opening = match self.book.opening(place.opening) {
                 Ok(opening) => opening,
                 Err(e) => {
-                    log::error!("{e}");
+                    let _ = results.send(Report::Failed(format!(
+                        "no opening for game {}: {e}",
+                        index + 1
+                    )));
                     abort.store(true, Ordering::SeqCst);
                     break;
                 }
@@ -278,7 +286,7 @@ impl Shared {
             engines.extend(black.map(|e| (black_index, e)));
             match record {
                 Some(record) => {
-                    if results.send(record).is_err() {
+                    if results.send(Report::Game(Box::new(record))).is_err() {
                         break;
                     }
                 }
@@ -295,14 +303,13 @@ impl Runner {
         args: Vec<String>,
         games: Vec<GameRecord>,
         written: u64,
-    ) -> Result<Runner, String> {
-        let book = OpeningBook::load(&config.openings, seed)?;
+    ) -> Result<Runner, MatchError> {
+        let book = OpeningBook::load(&config.openings, seed).map_err(MatchError::Openings)?;
         let writer = RecordWriter::open(
             config.pgn_out.as_deref(),
             config.jsonl_out.as_deref(),
             written,
-        )
-        .map_err(|e| format!("cannot open the record files: {e}"))?;
+        )?;
         let total = config.total_games();
         let mut runner = Runner {
             shared: Arc::new(Shared {
@@ -318,47 +325,68 @@ impl Runner {
         };
         for record in games {
             if record.game == 0 || record.game > total {
-                return Err(format!(
+                return Err(MatchError::Stopped(format!(
                     "the state holds game {} of no schedule slot",
                     record.game
-                ));
+                )));
             }
             if record.game > written {
-                runner
-                    .writer
-                    .add(record.clone())
-                    .map_err(|e| format!("cannot write records: {e}"))?;
+                runner.writer.add(record.clone())?;
             }
             runner.finished.insert(record.game - 1, record);
         }
         Ok(runner)
     }
 
-    /// Starts each engine that is given options once, so that an option it
-    /// refuses stops the run before any game instead of losing them all.
-    /// Other start failures are left to the games, which record them.
-    fn check_options(&self) -> Result<(), String> {
+    /// Starts each engine once before any game, so that an engine that
+    /// does not run or answer, or refuses an option, stops the run at once
+    /// instead of losing every game.
+    fn check_engines(&self) -> Result<(), MatchError> {
         let config = &self.shared.config;
-        for spec in config
-            .engines
-            .iter()
-            .filter(|spec| !spec.options.is_empty())
-        {
+        let mut checked = BTreeSet::new();
+        for spec in &config.engines {
+            if !checked.insert((&spec.cmd, &spec.args, &spec.options)) {
+                continue;
+            }
             match EngineProcess::start(spec, &config.timeouts, &self.shared.stop) {
-                Err(StartError::RefusedOption(message)) => return Err(message),
-                Err(StartError::Failed(_)) | Ok(_) => {}
+                Ok(_) => {}
+                Err(StartError::RefusedOption(message)) => return Err(MatchError::Engine(message)),
+                Err(StartError::Failed(message)) => {
+                    return Err(MatchError::Engine(format!(
+                        "engine {} cannot be started: {message}",
+                        spec.name
+                    )));
+                }
             }
         }
         Ok(())
     }
 
-    fn run(mut self) -> Result<(), String> {
-        self.check_options()?;
+    /// Games of the schedule this process plays.
+    fn own_total(&self) -> u64 {
+        let config = &self.shared.config;
+        let total = config.total_games();
+        if config.shard.is_whole() {
+            return total;
+        }
+        let encounters = self.shared.encounters.len();
+        (0..total)
+            .filter(|&index| is_own_game(config, encounters, index))
+            .count() as u64
+    }
+
+    fn run(mut self) -> Result<(), MatchError> {
+        self.check_engines()?;
         let total = self.shared.config.total_games();
+        let shard = self.shared.config.shard;
+        let own_total = self.own_total();
         let done: BTreeSet<u64> = self.finished.keys().copied().collect();
+        if !shard.is_whole() {
+            println!("Shard {shard}: {own_total} of the {total} games of the run");
+        }
         if !self.finished.is_empty() {
             println!(
-                "Resuming: {} of {total} games already played",
+                "Resuming: {} of {own_total} games already played",
                 self.finished.len()
             );
         }
@@ -369,8 +397,8 @@ impl Runner {
             left_to_start: self.shared.config.max_games,
         }));
         let interrupted = Arc::clone(interrupted());
-        let (sender, results) = channel::<GameRecord>();
-        let threads = (self.shared.config.concurrency as u64).min(total.max(1));
+        let (sender, results) = channel::<Report>();
+        let threads = (self.shared.config.concurrency as u64).min(own_total.max(1));
         let workers: Vec<_> = (0..threads)
             .map(|_| {
                 let sender = sender.clone();
@@ -383,29 +411,39 @@ impl Runner {
         let stop = &self.shared.stop;
         let mut halt = Halt::Complete;
         let mut since_report = 0;
+        let mut last_shard_check: Option<Instant> = None;
         loop {
             if interrupted.load(Ordering::SeqCst) && !stop.load(Ordering::SeqCst) {
                 halt = Halt::Interrupted;
                 stop.store(true, Ordering::SeqCst);
             }
             let record = match results.recv_timeout(Duration::from_millis(100)) {
-                Ok(record) => record,
+                Ok(Report::Game(record)) => *record,
+                Ok(Report::Failed(message)) => {
+                    if matches!(halt, Halt::Complete) {
+                        halt = Halt::WorkerFailed(message);
+                    }
+                    stop.store(true, Ordering::SeqCst);
+                    continue;
+                }
                 Err(RecvTimeoutError::Timeout) => continue,
                 Err(RecvTimeoutError::Disconnected) => break,
             };
             println!(
                 "Finished game {} ({} vs {}): {} {{{}}}",
-                record.game, record.white, record.black, record.result, record.reason
+                record.game,
+                record.white,
+                record.black,
+                record.result.code(),
+                record.reason
             );
             let broken = record.termination.breaks_engine();
-            let loser = match record.verdict {
+            let loser = match record.result {
                 Verdict::Win(Color::White) => record.black.clone(),
                 _ => record.white.clone(),
             };
             self.finished.insert(record.game - 1, record.clone());
-            self.writer
-                .add(record)
-                .map_err(|e| format!("cannot write records: {e}"))?;
+            self.writer.add(record)?;
             self.save()?;
             since_report += 1;
             if since_report >= self.shared.config.rating_interval {
@@ -418,131 +456,179 @@ impl Runner {
             if broken && !self.shared.config.recover {
                 halt = Halt::EngineBroken(loser);
                 stop.store(true, Ordering::SeqCst);
-            } else if let Some(decision) = self.sprt_decision() {
+            } else if let Some(decision) = self.sprt_decision(&self.finished) {
                 halt = Halt::Decided(decision);
                 stop.store(true, Ordering::SeqCst);
+            } else if !shard.is_whole()
+                && self.shared.config.sprt.is_some()
+                && last_shard_check.is_none_or(|at| at.elapsed() >= SHARD_CHECK_INTERVAL)
+            {
+                last_shard_check = Some(Instant::now());
+                let merged = self.merged_with_other_shards()?;
+                if let Some(decision) = self.sprt_decision(&merged) {
+                    halt = Halt::DecidedAcrossShards(decision, merged.len());
+                    stop.store(true, Ordering::SeqCst);
+                }
             }
         }
         for worker in workers {
             // A worker that panicked has lost only its own game, which is not recorded.
             let _ = worker.join();
         }
-        if matches!(halt, Halt::Complete) && (self.finished.len() as u64) < total {
-            halt = Halt::GameLimit;
+        let played = self.finished.len() as u64;
+        if matches!(halt, Halt::Complete) && played < own_total {
+            let limit_reached = queue.lock().is_ok_and(|q| q.left_to_start == Some(0));
+            halt = if limit_reached {
+                Halt::GameLimit
+            } else {
+                Halt::WorkerFailed(format!(
+                    "only {played} of {own_total} games were played (see the log above)"
+                ))
+            };
         }
         if since_report > 0 || self.finished.is_empty() {
             self.print_statistics();
         }
-        match &halt {
-            Halt::Complete | Halt::Decided(_) => {
-                self.writer
-                    .flush_all()
-                    .map_err(|e| format!("cannot write records: {e}"))?;
-            }
-            _ => {}
+        if matches!(
+            halt,
+            Halt::Complete | Halt::Decided(_) | Halt::DecidedAcrossShards(..)
+        ) {
+            self.writer.flush_all()?;
         }
         self.save()?;
         let resume_hint = match &self.shared.config.state_file {
             Some(path) => format!("; continue with -resume {}", path.display()),
             None => String::new(),
         };
-        match halt {
-            Halt::Complete => println!("Finished match"),
-            Halt::Decided(decision) => println!(
-                "SPRT decided: {}; finished match",
-                match decision {
-                    SprtDecision::H0Accepted => "H0 was accepted",
-                    SprtDecision::H1Accepted => "H1 was accepted",
-                }
-            ),
-            Halt::EngineBroken(name) => {
-                println!("Stopped: engine {name} failed (use -recover to go on){resume_hint}")
+        let what = if shard.is_whole() {
+            "match".to_string()
+        } else {
+            format!("shard {shard}")
+        };
+        let outcome = match halt {
+            Halt::Complete => {
+                println!("Finished {what}: {played} games");
+                Ok(())
             }
-            Halt::Interrupted => println!("Interrupted{resume_hint}"),
-            Halt::GameLimit => println!("Stopped after the -maxgames limit{resume_hint}"),
-        }
+            Halt::Decided(decision) => {
+                println!("SPRT decided: {}; finished {what}", decision_text(decision));
+                Ok(())
+            }
+            Halt::DecidedAcrossShards(decision, games) => {
+                println!(
+                    "SPRT decided on the games of all shards ({games} games): {}; finished {what}",
+                    decision_text(decision)
+                );
+                Ok(())
+            }
+            Halt::EngineBroken(name) => {
+                println!("Stopped: engine {name} failed (use -recover to go on){resume_hint}");
+                Err(MatchError::Engine(format!(
+                    "engine {name} failed after {played} games"
+                )))
+            }
+            Halt::WorkerFailed(message) => {
+                println!("Stopped: {message}{resume_hint}");
+                Err(MatchError::Stopped(message))
+            }
+            Halt::Interrupted => {
+                println!("Interrupted after {played} of {own_total} games{resume_hint}");
+                Err(MatchError::Stopped("interrupted".into()))
+            }
+            Halt::GameLimit => {
+                println!(
+                    "Stopped after the -maxgames limit: {played} of {own_total} games played{resume_hint}"
+                );
+                Ok(())
+            }
+        };
         let _ = std::io::stdout().flush();
-        Ok(())
+        outcome
     }
 
-    fn save(&self) -> Result<(), String> {
+    fn save(&self) -> Result<(), MatchError> {
         let Some(path) = &self.shared.config.state_file else {
             return Ok(());
         };
-        save_state(
-            path,
-            &SavedState {
-                args: self.args.clone(),
-                seed: self.seed,
-                written: self.writer.written(),
-                games: self.finished.values().cloned().collect(),
-            },
-        )
+        self.state().save(path)
     }
 
-    /// The results of each encounter from its first engine's side, pairs kept together.
-    fn tallies(&self) -> Vec<Tally> {
-        let (config, encounters) = (&self.shared.config, &self.shared.encounters);
-        let mut tallies = vec![Tally::new(); encounters.len()];
-        let mut open_pairs: HashMap<(usize, u64, u64), GameOutcome> = HashMap::new();
-        for (&index, record) in &self.finished {
-            let place = slot(config, encounters.len(), index);
-            let first_color = if place.first_is_white {
-                Color::White
-            } else {
-                Color::Black
-            };
-            let outcome = record.verdict.outcome_for(first_color);
-            let tally = &mut tallies[place.encounter];
-            if !config.repeat {
-                tally.add_game(outcome);
+    fn state(&self) -> SavedState {
+        let shard = self.shared.config.shard;
+        SavedState {
+            args: self.args.clone(),
+            seed: self.seed,
+            shard: (!shard.is_whole()).then(|| (shard.number(), shard.count())),
+            written: self.writer.written(),
+            games: self.finished.values().cloned().collect(),
+        }
+    }
+
+    /// This shard's games with those the other shards of the run have saved
+    /// so far (a shard that has not saved yet adds none).
+    fn merged_with_other_shards(&self) -> Result<BTreeMap<u64, GameRecord>, MatchError> {
+        let config = &self.shared.config;
+        let mut merged = self.finished.clone();
+        let Some(own_path) = &config.state_file else {
+            return Ok(merged);
+        };
+        let base = self.shared.config.shard;
+        for number in (1..=base.count()).filter(|&n| n != base.number()) {
+            let path = sibling_state(own_path, base, number);
+            if !path.exists() {
                 continue;
             }
-            let key = (place.encounter, place.round, place.unit);
-            match open_pairs.remove(&key) {
-                Some(partner) => tally.add_pair(partner, outcome),
-                None => {
-                    open_pairs.insert(key, outcome);
-                }
+            let other = SavedState::load(&path)?;
+            if other.args != self.args || other.seed != self.seed {
+                return Err(MatchError::content(
+                    &path,
+                    "the state of another match, not of a shard of this one",
+                ));
             }
+            merged.extend(other.games.into_iter().map(|g| (g.game - 1, g)));
         }
-        for ((encounter, _, _), outcome) in open_pairs {
-            tallies[encounter].add_game(outcome);
-        }
-        tallies
+        Ok(merged)
     }
 
-    fn sprt_decision(&self) -> Option<SprtDecision> {
-        let sprt = self.shared.config.sprt.as_ref()?;
-        let tally = self.tallies().into_iter().next()?;
+    fn sprt_decision(&self, games: &BTreeMap<u64, GameRecord>) -> Option<SprtDecision> {
+        let config = &self.shared.config;
+        let sprt = config.sprt.as_ref()?;
+        let tally = tallies(config, games).into_iter().next()?;
         // With pairs, a lone game waiting for its partner must not decide the test.
-        if self.shared.config.repeat && tally.pairs() == 0 {
+        if config.repeat && tally.pairs() == 0 {
             return None;
         }
         sprt.status(&tally).decision
     }
 
     fn print_statistics(&self) {
-        let tallies = self.tallies();
         let config = &self.shared.config;
-        let encounters = &self.shared.encounters;
-        for (&(first, second), tally) in encounters.iter().zip(&tallies) {
-            if tally.games() == 0 && encounters.len() > 1 {
-                continue;
-            }
-            let engines = &config.engines;
-            println!(
-                "Results of {} vs {} ({}, {}):",
-                engines[first].name,
-                engines[second].name,
-                engines[first].limits.describe(),
-                engines[second].limits.describe()
-            );
-            for line in summary_lines(tally, config.sprt.as_ref()) {
-                println!("{line}");
-            }
+        for line in statistics_lines(config, &tallies(config, &self.finished)) {
+            println!("{line}");
         }
         let _ = std::io::stdout().flush();
+    }
+}
+
+/// The state file of shard `number` of the run whose shard `shard` writes `own`.
+fn sibling_state(own: &std::path::Path, shard: Shard, number: u64) -> std::path::PathBuf {
+    let own_suffix = format!(".shard-{}-of-{}", shard.number(), shard.count());
+    let name = own
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let sibling = name.replacen(
+        &own_suffix,
+        &format!(".shard-{number}-of-{}", shard.count()),
+        1,
+    );
+    own.with_file_name(sibling)
+}
+
+fn decision_text(decision: SprtDecision) -> &'static str {
+    match decision {
+        SprtDecision::H0Accepted => "H0 was accepted",
+        SprtDecision::H1Accepted => "H1 was accepted",
     }
 }
 
@@ -550,59 +636,25 @@ impl Runner {
 mod tests {
     use super::*;
 
-    fn config(text: &str) -> MatchConfig {
-        let args: Vec<String> = text.split_whitespace().map(str::to_string).collect();
-        match options::parse(&args) {
-            Ok(Request::Run(config)) => *config,
-            other => panic!("{other:?}"),
-        }
-    }
-
-    #[test]
-    fn pairs_share_an_opening_and_swap_colours() {
-        let config = config("-engine cmd=a -engine cmd=b -each st=1 -games 2 -repeat -rounds 2");
-        let places: Vec<Slot> = (0..config.total_games())
-            .map(|i| slot(&config, 1, i))
-            .collect();
-        assert_eq!(places.len(), 8);
-        assert_eq!(places[0].opening, places[1].opening);
-        assert!(places[0].first_is_white && !places[1].first_is_white);
-        assert_eq!(places[2].opening, 1);
-        assert_eq!((places[4].round, places[4].opening), (1, 2));
-    }
-
-    #[test]
-    fn single_games_alternate_colours_across_encounters() {
-        let config = config("-engine cmd=a -engine cmd=b -engine cmd=c -each st=1 -games 2");
-        let places: Vec<Slot> = (0..config.total_games())
-            .map(|i| slot(&config, 3, i))
-            .collect();
-        let summary: Vec<(usize, bool)> = places
-            .iter()
-            .map(|p| (p.encounter, p.first_is_white))
-            .collect();
-        assert_eq!(
-            summary,
-            vec![
-                (0, true),
-                (0, false),
-                (1, true),
-                (1, false),
-                (2, true),
-                (2, false)
-            ]
-        );
-    }
-
     #[test]
     fn per_invocation_options_are_not_saved() {
-        let args: Vec<String> = "-engine cmd=a -maxgames 3 -games 4 -resume s.json"
+        let args: Vec<String> = "-engine cmd=a -maxgames 3 -games 4 -resume s.json -shard 1/2"
             .split_whitespace()
             .map(str::to_string)
             .collect();
         assert_eq!(
             without_per_invocation(&args),
             ["-engine", "cmd=a", "-games", "4"]
+        );
+    }
+
+    #[test]
+    fn shards_find_each_others_states() {
+        let shard = Shard::new(2, 3).unwrap();
+        let own = shard.file_name(std::path::Path::new("runs/sprt.json"));
+        assert_eq!(
+            sibling_state(&own, shard, 3),
+            std::path::Path::new("runs/sprt.shard-3-of-3.json")
         );
     }
 }

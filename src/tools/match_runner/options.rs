@@ -1,60 +1,55 @@
 //! The `agon match` command line, in the option vocabulary of cutechess-cli
 //! and fastchess: `-engine cmd=... name=... tc=...`, `-each`, `-games`, ...
+//! Every option and engine key is one row of a table, from which parsing,
+//! the defaults shown and `--help` all come.
 
+use crate::tools::shard::Shard;
 use crate::tools::stats::{SprtConfig, SprtModel};
+use std::fmt;
+use std::ops::RangeInclusive;
 use std::path::PathBuf;
+use std::str::FromStr;
 use std::time::Duration;
 
-/// The usage text printed by `agon match --help`.
-pub const USAGE: &str = "\
-Usage: agon match -engine cmd=<path> [KEY=VALUE...] -engine cmd=<path> [...] [OPTIONS]
+/// The longest time any clock, move time, margin or timeout may be: far
+/// beyond any real game, and far from where time arithmetic overflows.
+pub const MAX_TIME: Duration = Duration::from_secs(365 * 24 * 3600);
 
-Plays engines that speak the agon protocol against each other, with the
-rules core as referee.
+/// The most games played at once.
+pub const MAX_CONCURRENCY: usize = 1024;
 
-Engine keys (for -engine, or for every engine with -each):
-  cmd=<path>            program to run (required)
-  args=\"<a b c>\"        arguments, split on spaces
-  name=<name>           name in results and records (default: cmd)
-  option.<Name>=<v>     sent as 'setoption name <Name> value <v>'; quote it
-                        when the name has spaces; an option the engine
-                        refuses ('info string error') stops the run
-  tc=<[moves/]base[+inc]>|inf
-                        clock in seconds, e.g. tc=40/60+0.6, tc=10+0.1
-  st=<seconds>          fixed time per move ('go movetime')
-  depth=<plies>         depth limit ('go depth')
-  nodes=<count>         node limit ('go nodes')
+/// The longest opening, in plies (a game of Agon is rarely half as long).
+pub const MAX_OPENING_PLIES: usize = 1000;
 
-Options:
-  -games N              games per encounter and round (pairs with -repeat) [1]
-  -rounds N             rounds [1]
-  -repeat               play each opening twice with colours swapped
-  -concurrency N        games played at once [1]
-  -tournament gauntlet|roundrobin
-                        gauntlet: first engine against each other [roundrobin]
-  -openings file=<path> format=fen|moves [order=sequential|random] [plies=N] [start=N]
-  -openings random plies=N [seed=S]
-                        openings of N random legal plies from the start
-  -sprt elo0=E0 elo1=E1 alpha=A beta=B [model=normalized|logistic]
-                        stop once the test is decided (two engines only)
-  -maxmoves N           adjudicate a draw after N full moves
-  -pgnout <file>        append a PGN record of every game
-  -jsonl <file>         append a JSON line for every game
-  -state <file>         write a resumable state after every game
-  -resume <file>        continue the run saved in a state file
-  -maxgames N           stop after N more games of this run (resume later)
-  -recover              restart a crashed or hung engine and go on
-  -seed S               seed for opening order and random openings
-  -timemargin MS        grace before a time forfeit [100]
-  -timeout [startup=MS] [ready=MS] [stall=MS]
-                        wait for uciok [10000], for readyok [5000], and for a
-                        bestmove without a clock (depth/nodes) [60000]
-  -ratinginterval N     print the statistics every N games [10]
-  --help                print this text
-";
+/// A command line that cannot be run, with the reason.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UsageError(pub String);
 
-/// How a side's thinking time is limited.
-#[derive(Clone, Debug, PartialEq)]
+impl fmt::Display for UsageError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for UsageError {}
+
+impl From<String> for UsageError {
+    fn from(message: String) -> UsageError {
+        UsageError(message)
+    }
+}
+
+impl From<&str> for UsageError {
+    fn from(message: &str) -> UsageError {
+        UsageError(message.to_string())
+    }
+}
+
+type Parsed<T> = Result<T, UsageError>;
+
+/// How a side's thinking time is limited (by default not at all, which an
+/// engine spec refuses).
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Limits {
     /// The clock, if any.
     pub clock: Option<ClockControl>,
@@ -128,11 +123,12 @@ pub struct EngineSpec {
 }
 
 /// Who plays whom.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Tournament {
     /// The first engine against each of the others.
     Gauntlet,
     /// Every engine against every other.
+    #[default]
     RoundRobin,
 }
 
@@ -146,9 +142,10 @@ pub enum OpeningFormat {
 }
 
 /// Where the games start.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub enum OpeningSource {
     /// Every game from the start position.
+    #[default]
     StartPosition,
     /// Openings read from a file.
     File {
@@ -181,12 +178,22 @@ pub struct Timeouts {
     pub stall: Duration,
 }
 
+impl Default for Timeouts {
+    fn default() -> Timeouts {
+        Timeouts {
+            startup: Duration::from_secs(10),
+            ready: Duration::from_secs(5),
+            stall: Duration::from_secs(60),
+        }
+    }
+}
+
 /// Everything `agon match` was asked to do.
 #[derive(Clone, Debug, PartialEq)]
 pub struct MatchConfig {
     /// The engines, in the order given.
     pub engines: Vec<EngineSpec>,
-    /// Games (or pairs with `repeat`) per encounter and round.
+    /// Games per encounter and round.
     pub games: u64,
     /// Rounds.
     pub rounds: u64,
@@ -222,6 +229,36 @@ pub struct MatchConfig {
     pub timeouts: Timeouts,
     /// Statistics every this many games.
     pub rating_interval: u64,
+    /// The part of the schedule this process plays.
+    pub shard: Shard,
+}
+
+impl Default for MatchConfig {
+    /// The settings of an option that is not given (`--help` shows them).
+    fn default() -> MatchConfig {
+        MatchConfig {
+            engines: Vec::new(),
+            games: 1,
+            rounds: 1,
+            repeat: false,
+            concurrency: 1,
+            tournament: Tournament::default(),
+            openings: OpeningSource::default(),
+            sprt: None,
+            max_moves: None,
+            pgn_out: None,
+            jsonl_out: None,
+            state_file: None,
+            resume: None,
+            max_games: None,
+            recover: false,
+            seed: None,
+            time_margin: Duration::from_millis(100),
+            timeouts: Timeouts::default(),
+            rating_interval: 10,
+            shard: Shard::WHOLE,
+        }
+    }
 }
 
 impl MatchConfig {
@@ -241,12 +278,18 @@ impl MatchConfig {
         if self.repeat { 2 } else { 1 }
     }
 
-    /// Games of the whole run.
-    pub fn total_games(&self) -> u64 {
+    /// Games of the whole run: rounds times encounters times `-games`, as
+    /// cutechess-cli and fastchess count them (`-repeat` pairs games, it
+    /// does not add any); `None` beyond `u64`.
+    pub fn checked_total_games(&self) -> Option<u64> {
         self.rounds
-            .saturating_mul(self.encounters().len() as u64)
-            .saturating_mul(self.games)
-            .saturating_mul(self.games_per_unit())
+            .checked_mul(self.encounters().len() as u64)?
+            .checked_mul(self.games)
+    }
+
+    /// Games of the whole run (checked when the command line was read).
+    pub fn total_games(&self) -> u64 {
+        self.checked_total_games().unwrap_or(u64::MAX)
     }
 }
 
@@ -259,31 +302,496 @@ pub enum Request {
     Run(Box<MatchConfig>),
 }
 
-/// Options that belong to one invocation and are not saved with the state.
-pub const PER_INVOCATION: [&str; 2] = ["-resume", "-maxgames"];
+/// What a match option's values go into while the command line is read.
+#[derive(Default)]
+struct Reading<'a> {
+    config: MatchConfig,
+    engines: Vec<Vec<(&'a str, &'a str)>>,
+    each: Vec<(&'a str, &'a str)>,
+}
+
+/// One match option: its name, how its values look and what they mean,
+/// the default it shows (read from [`MatchConfig::default`]) and what it does.
+struct MatchOption {
+    name: &'static str,
+    values: &'static str,
+    help: &'static str,
+    default: fn(&MatchConfig) -> Option<String>,
+    /// Given per invocation only, never saved with a run's state.
+    per_invocation: bool,
+    apply: for<'a> fn(&mut Reading<'a>, &str, &[&'a str]) -> Parsed<()>,
+}
+
+fn no_default(_: &MatchConfig) -> Option<String> {
+    None
+}
+
+fn millis(duration: Duration) -> String {
+    duration.as_millis().to_string()
+}
+
+/// Every option of `agon match`, in the order `--help` lists them.
+const MATCH_OPTIONS: &[MatchOption] = &[
+    MatchOption {
+        name: "-engine",
+        values: "cmd=<path> [KEY=VALUE...]",
+        help: "an engine taking part (at least two; keys below)",
+        default: no_default,
+        per_invocation: false,
+        apply: |r, name, values| {
+            r.engines.push(key_values(name, values)?);
+            Ok(())
+        },
+    },
+    MatchOption {
+        name: "-each",
+        values: "KEY=VALUE...",
+        help: "keys for every engine (an -engine's own keys win)",
+        default: no_default,
+        per_invocation: false,
+        apply: |r, name, values| {
+            r.each.extend(key_values(name, values)?);
+            Ok(())
+        },
+    },
+    MatchOption {
+        name: "-games",
+        values: "N",
+        help: "games per encounter and round",
+        default: |c| Some(c.games.to_string()),
+        per_invocation: false,
+        apply: |r, name, values| {
+            r.config.games = ranged(name, single(name, values)?, 1..=u64::MAX)?;
+            Ok(())
+        },
+    },
+    MatchOption {
+        name: "-rounds",
+        values: "N",
+        help: "rounds; the run is rounds x encounters x games games,\n\
+               as in cutechess-cli and fastchess",
+        default: |c| Some(c.rounds.to_string()),
+        per_invocation: false,
+        apply: |r, name, values| {
+            r.config.rounds = ranged(name, single(name, values)?, 1..=u64::MAX)?;
+            Ok(())
+        },
+    },
+    MatchOption {
+        name: "-repeat",
+        values: "",
+        help: "play each opening twice with colours swapped: consecutive\n\
+               games of an encounter form a pair (adds no games)",
+        default: no_default,
+        per_invocation: false,
+        apply: |r, name, values| {
+            flag(name, values)?;
+            r.config.repeat = true;
+            Ok(())
+        },
+    },
+    MatchOption {
+        name: "-concurrency",
+        values: "N",
+        help: "games played at once",
+        default: |c| Some(c.concurrency.to_string()),
+        per_invocation: false,
+        apply: |r, name, values| {
+            r.config.concurrency = ranged(name, single(name, values)?, 1..=MAX_CONCURRENCY)?;
+            Ok(())
+        },
+    },
+    MatchOption {
+        name: "-tournament",
+        values: "gauntlet|roundrobin",
+        help: "gauntlet: the first engine against each other",
+        default: |c| {
+            Some(match c.tournament {
+                Tournament::Gauntlet => "gauntlet".into(),
+                Tournament::RoundRobin => "roundrobin".into(),
+            })
+        },
+        per_invocation: false,
+        apply: |r, name, values| {
+            r.config.tournament = match single(name, values)? {
+                "gauntlet" => Tournament::Gauntlet,
+                "roundrobin" | "round-robin" => Tournament::RoundRobin,
+                other => {
+                    return Err(format!("{name}: '{other}' is not gauntlet or roundrobin").into());
+                }
+            };
+            Ok(())
+        },
+    },
+    MatchOption {
+        name: "-openings",
+        values: "file=<path> format=fen|moves [order=sequential|random] [plies=N] [start=N]\n\
+                 | random plies=N [seed=S]",
+        help: "openings from a file, or of N random legal plies from the start",
+        default: no_default,
+        per_invocation: false,
+        apply: |r, _, values| {
+            r.config.openings = parse_openings(values)?;
+            Ok(())
+        },
+    },
+    MatchOption {
+        name: "-sprt",
+        values: "elo0=E0 elo1=E1 [alpha=A] [beta=B] [model=normalized|logistic]",
+        help: "stop once the test is decided (two engines only;\n\
+               alpha and beta 0.05 unless given)",
+        default: no_default,
+        per_invocation: false,
+        apply: |r, _, values| {
+            r.config.sprt = Some(parse_sprt(values)?);
+            Ok(())
+        },
+    },
+    MatchOption {
+        name: "-maxmoves",
+        values: "N",
+        help: "adjudicate a draw after N full moves",
+        default: no_default,
+        per_invocation: false,
+        apply: |r, name, values| {
+            r.config.max_moves = Some(ranged(name, single(name, values)?, 1..=u32::MAX)?);
+            Ok(())
+        },
+    },
+    MatchOption {
+        name: "-pgnout",
+        values: "<file>",
+        help: "append a PGN record of every game",
+        default: no_default,
+        per_invocation: false,
+        apply: |r, name, values| {
+            r.config.pgn_out = Some(path_value(name, values)?);
+            Ok(())
+        },
+    },
+    MatchOption {
+        name: "-jsonl",
+        values: "<file>",
+        help: "append a JSON line for every game",
+        default: no_default,
+        per_invocation: false,
+        apply: |r, name, values| {
+            r.config.jsonl_out = Some(path_value(name, values)?);
+            Ok(())
+        },
+    },
+    MatchOption {
+        name: "-state",
+        values: "<file>",
+        help: "write a resumable state after every game",
+        default: no_default,
+        per_invocation: false,
+        apply: |r, name, values| {
+            r.config.state_file = Some(path_value(name, values)?);
+            Ok(())
+        },
+    },
+    MatchOption {
+        name: "-resume",
+        values: "<file>",
+        help: "continue the run saved in a state file",
+        default: no_default,
+        per_invocation: true,
+        apply: |r, name, values| {
+            r.config.resume = Some(path_value(name, values)?);
+            Ok(())
+        },
+    },
+    MatchOption {
+        name: "-maxgames",
+        values: "N",
+        help: "stop after N more games of this run (resume later)",
+        default: no_default,
+        per_invocation: true,
+        apply: |r, name, values| {
+            r.config.max_games = Some(ranged(name, single(name, values)?, 1..=u64::MAX)?);
+            Ok(())
+        },
+    },
+    MatchOption {
+        name: "-recover",
+        values: "",
+        help: "restart a crashed or hung engine and go on",
+        default: no_default,
+        per_invocation: false,
+        apply: |r, name, values| {
+            flag(name, values)?;
+            r.config.recover = true;
+            Ok(())
+        },
+    },
+    MatchOption {
+        name: "-seed",
+        values: "S",
+        help: "seed for opening order and random openings",
+        default: no_default,
+        per_invocation: false,
+        apply: |r, name, values| {
+            r.config.seed = Some(ranged(name, single(name, values)?, 0..=u64::MAX)?);
+            Ok(())
+        },
+    },
+    MatchOption {
+        name: "-timemargin",
+        values: "MS",
+        help: "grace before a time forfeit, milliseconds",
+        default: |c| Some(millis(c.time_margin)),
+        per_invocation: false,
+        apply: |r, name, values| {
+            r.config.time_margin = milliseconds(name, single(name, values)?, 0)?;
+            Ok(())
+        },
+    },
+    MatchOption {
+        name: "-timeout",
+        values: "[startup=MS] [ready=MS] [stall=MS]",
+        help: "wait for uciok, for readyok, and for a bestmove without a\n\
+               clock (depth/nodes)",
+        default: |c| {
+            let t = &c.timeouts;
+            Some(format!(
+                "{} {} {}",
+                millis(t.startup),
+                millis(t.ready),
+                millis(t.stall)
+            ))
+        },
+        per_invocation: false,
+        apply: |r, name, values| {
+            for (key, value) in key_values(name, values)? {
+                let wait = milliseconds(&format!("{name} {key}"), value, 1)?;
+                match key {
+                    "startup" => r.config.timeouts.startup = wait,
+                    "ready" => r.config.timeouts.ready = wait,
+                    "stall" => r.config.timeouts.stall = wait,
+                    _ => return Err(format!("{name}: unknown key '{key}'").into()),
+                }
+            }
+            Ok(())
+        },
+    },
+    MatchOption {
+        name: "-shard",
+        values: "K/N|auto|auto/N",
+        help: "play part K of N of the schedule: every Nth pair (or game),\n\
+               same openings and colours as in one run; auto reads the\n\
+               index of a Slurm job array, a Kubernetes Indexed Job or\n\
+               AGON_SHARD_INDEX; files get .shard-K-of-N in their names;\n\
+               agon stats merges the shards' states",
+        default: no_default,
+        per_invocation: true,
+        apply: |r, name, values| {
+            let text = single(name, values)?;
+            r.config.shard = Shard::parse(text).map_err(|e| format!("{name}: {e}"))?;
+            Ok(())
+        },
+    },
+    MatchOption {
+        name: "-ratinginterval",
+        values: "N",
+        help: "print the statistics every N games",
+        default: |c| Some(c.rating_interval.to_string()),
+        per_invocation: false,
+        apply: |r, name, values| {
+            r.config.rating_interval = ranged(name, single(name, values)?, 1..=u64::MAX)?;
+            Ok(())
+        },
+    },
+];
+
+/// What an engine key's value goes into.
+struct EngineReading {
+    cmd: Option<String>,
+    name: Option<String>,
+    args: Vec<String>,
+    options: Vec<(String, String)>,
+    limits: Limits,
+    infinite: bool,
+}
+
+/// One key of `-engine` and `-each`; a key ending in `.` is a prefix.
+struct EngineKey {
+    key: &'static str,
+    head: &'static str,
+    help: &'static str,
+    apply: fn(&mut EngineReading, &str, &str) -> Parsed<()>,
+}
+
+impl EngineKey {
+    fn matches(&self, key: &str) -> bool {
+        match self.key.strip_suffix('.') {
+            Some(_) => key.starts_with(self.key),
+            None => key == self.key,
+        }
+    }
+}
+
+/// Every engine key, in the order `--help` lists them.
+const ENGINE_KEYS: &[EngineKey] = &[
+    EngineKey {
+        key: "cmd",
+        head: "cmd=<path>",
+        help: "program to run (required)",
+        apply: |e, _, value| {
+            e.cmd = Some(value.to_string());
+            Ok(())
+        },
+    },
+    EngineKey {
+        key: "args",
+        head: "args=\"<a b c>\"",
+        help: "arguments, split on spaces",
+        apply: |e, _, value| {
+            e.args = value.split_whitespace().map(str::to_string).collect();
+            Ok(())
+        },
+    },
+    EngineKey {
+        key: "name",
+        head: "name=<name>",
+        help: "name in results and records (default: cmd)",
+        apply: |e, _, value| {
+            e.name = Some(value.to_string());
+            Ok(())
+        },
+    },
+    EngineKey {
+        key: "option.",
+        head: "option.<Name>=<v>",
+        help: "sent as 'setoption name <Name> value <v>'; quote it when the\n\
+               name has spaces; an option the engine refuses ('info string\n\
+               error') stops the run",
+        apply: |e, key, value| match key.strip_prefix("option.") {
+            Some(option) if !option.is_empty() => {
+                e.options.push((option.to_string(), value.to_string()));
+                Ok(())
+            }
+            _ => Err("engine key 'option.' needs an option name: option.<Name>=<v>".into()),
+        },
+    },
+    EngineKey {
+        key: "tc",
+        head: "tc=<[moves/]base[+inc]>|inf",
+        help: "clock in seconds, e.g. tc=40/60+0.6, tc=10+0.1, tc=1:30+1",
+        apply: |e, _, value| {
+            e.limits.clock = parse_clock(value)?;
+            e.infinite = e.limits.clock.is_none();
+            Ok(())
+        },
+    },
+    EngineKey {
+        key: "st",
+        head: "st=<seconds>",
+        help: "fixed time per move ('go movetime')",
+        apply: |e, _, value| {
+            e.limits.movetime = Some(seconds_value("st", value)?);
+            Ok(())
+        },
+    },
+    EngineKey {
+        key: "depth",
+        head: "depth=<plies>",
+        help: "depth limit ('go depth')",
+        apply: |e, _, value| {
+            e.limits.depth = Some(ranged("depth", value, 1..=u32::MAX)?);
+            Ok(())
+        },
+    },
+    EngineKey {
+        key: "nodes",
+        head: "nodes=<count>",
+        help: "node limit ('go nodes')",
+        apply: |e, _, value| {
+            e.limits.nodes = Some(ranged("nodes", value, 1..=u64::MAX)?);
+            Ok(())
+        },
+    },
+];
+
+/// The usage text printed by `agon match --help`, made from the tables.
+pub fn usage() -> String {
+    let mut text = String::from(
+        "Usage: agon match -engine cmd=<path> [KEY=VALUE...] -engine cmd=<path> [...] [OPTIONS]\n\n\
+         Plays engines that speak the agon protocol against each other, with the\n\
+         rules core as referee.\n\n\
+         Engine keys (for -engine, or for every engine with -each):\n",
+    );
+    for key in ENGINE_KEYS {
+        push_entry(&mut text, key.head, key.help, None);
+    }
+    text.push_str("\nOptions ([default]):\n");
+    let defaults = MatchConfig::default();
+    for option in MATCH_OPTIONS {
+        let head = format!("{} {}", option.name, option.values);
+        push_entry(
+            &mut text,
+            head.trim_end(),
+            option.help,
+            (option.default)(&defaults),
+        );
+    }
+    push_entry(&mut text, "--help", "print this text", None);
+    text
+}
+
+/// One entry of the usage: the head, then the help beside it or below it.
+fn push_entry(text: &mut String, head: &str, help: &str, default: Option<String>) {
+    const COLUMN: usize = 24;
+    let mut help = help.to_string();
+    if let Some(default) = default {
+        help.push_str(&format!(" [{default}]"));
+    }
+    let mut head_lines = head.lines();
+    let first = head_lines.next().unwrap_or_default();
+    text.push_str(&format!("  {first}"));
+    for line in head_lines {
+        text.push_str(&format!("\n    {line}"));
+    }
+    let last_length = 2 + head.lines().last().map_or(0, str::len) + 2;
+    let mut help_lines = help.lines();
+    if head.lines().count() == 1 && last_length <= COLUMN {
+        let padding = COLUMN - (2 + first.len());
+        text.push_str(&" ".repeat(padding));
+        text.push_str(help_lines.next().unwrap_or_default());
+    }
+    text.push('\n');
+    for line in help_lines {
+        text.push_str(&format!("{:COLUMN$}{line}\n", ""));
+    }
+}
+
+/// Whether `name` is an option given per invocation, not saved with a state.
+pub fn is_per_invocation(name: &str) -> bool {
+    MATCH_OPTIONS
+        .iter()
+        .any(|option| option.per_invocation && option.name == name)
+}
 
 /// Splits the arguments into option groups: a `-name` and the values after it.
-fn groups(args: &[String]) -> Result<Vec<(&str, Vec<&str>)>, String> {
+fn groups(args: &[String]) -> Parsed<Vec<(&str, Vec<&str>)>> {
     let mut result: Vec<(&str, Vec<&str>)> = Vec::new();
     for arg in args {
         if arg.starts_with('-') && !arg.starts_with("--") || arg == "--help" {
             result.push((arg.as_str(), Vec::new()));
         } else if arg.starts_with("--") {
             // fastchess and cutechess accept a single dash only; say so rather than guess.
-            return Err(format!(
-                "unknown option '{arg}' (options start with one dash)"
-            ));
+            return Err(format!("unknown option '{arg}' (options start with one dash)").into());
         } else if let Some((_, values)) = result.last_mut() {
             values.push(arg.as_str());
         } else {
-            return Err(format!("'{arg}' does not follow an option"));
+            return Err(format!("'{arg}' does not follow an option").into());
         }
     }
     Ok(result)
 }
 
 /// Parses the arguments that follow `agon match`.
-pub fn parse(args: &[String]) -> Result<Request, String> {
+pub fn parse(args: &[String]) -> Parsed<Request> {
     let groups = groups(args)?;
     if groups
         .iter()
@@ -291,97 +799,19 @@ pub fn parse(args: &[String]) -> Result<Request, String> {
     {
         return Ok(Request::Help);
     }
-    let mut engines: Vec<Vec<(&str, &str)>> = Vec::new();
-    let mut each: Vec<(&str, &str)> = Vec::new();
-    let mut config = MatchConfig {
-        engines: Vec::new(),
-        games: 1,
-        rounds: 1,
-        repeat: false,
-        concurrency: 1,
-        tournament: Tournament::RoundRobin,
-        openings: OpeningSource::StartPosition,
-        sprt: None,
-        max_moves: None,
-        pgn_out: None,
-        jsonl_out: None,
-        state_file: None,
-        resume: None,
-        max_games: None,
-        recover: false,
-        seed: None,
-        time_margin: Duration::from_millis(100),
-        timeouts: Timeouts {
-            startup: Duration::from_secs(10),
-            ready: Duration::from_secs(5),
-            stall: Duration::from_secs(60),
-        },
-        rating_interval: 10,
-    };
+    let mut reading = Reading::default();
     for (name, values) in &groups {
-        let flag = || -> Result<(), String> {
-            if values.is_empty() {
-                Ok(())
-            } else {
-                Err(format!("{name} takes no value, got '{}'", values.join(" ")))
-            }
-        };
-        match *name {
-            "-engine" => engines.push(key_values(name, values)?),
-            "-each" => each.extend(key_values(name, values)?),
-            "-games" => config.games = positive(name, single(name, values)?)?,
-            "-rounds" => config.rounds = positive(name, single(name, values)?)?,
-            "-repeat" => {
-                flag()?;
-                config.repeat = true;
-            }
-            "-recover" => {
-                flag()?;
-                config.recover = true;
-            }
-            "-concurrency" => {
-                config.concurrency = positive(name, single(name, values)?)? as usize;
-            }
-            "-tournament" => {
-                config.tournament = match single(name, values)? {
-                    "gauntlet" => Tournament::Gauntlet,
-                    "roundrobin" | "round-robin" => Tournament::RoundRobin,
-                    other => {
-                        return Err(format!(
-                            "-tournament: '{other}' is not gauntlet or roundrobin"
-                        ));
-                    }
-                }
-            }
-            "-openings" => config.openings = parse_openings(values)?,
-            "-sprt" => config.sprt = Some(parse_sprt(values)?),
-            "-maxmoves" => config.max_moves = Some(positive(name, single(name, values)?)? as u32),
-            "-pgnout" => config.pgn_out = Some(path_value(name, values)?),
-            "-jsonl" => config.jsonl_out = Some(path_value(name, values)?),
-            "-state" => config.state_file = Some(path_value(name, values)?),
-            "-resume" => config.resume = Some(path_value(name, values)?),
-            "-maxgames" => config.max_games = Some(positive(name, single(name, values)?)?),
-            "-seed" => config.seed = Some(number(name, single(name, values)?)?),
-            "-timemargin" => {
-                config.time_margin = Duration::from_millis(number(name, single(name, values)?)?)
-            }
-            "-timeout" => {
-                for (key, value) in key_values(name, values)? {
-                    let millis = Duration::from_millis(number(key, value)?);
-                    match key {
-                        "startup" => config.timeouts.startup = millis,
-                        "ready" => config.timeouts.ready = millis,
-                        "stall" => config.timeouts.stall = millis,
-                        _ => return Err(format!("-timeout: unknown key '{key}'")),
-                    }
-                }
-            }
-            "-ratinginterval" => {
-                config.rating_interval = positive(name, single(name, values)?)?;
-            }
-            _ => return Err(format!("unknown option '{name}' (see agon match --help)")),
-        }
+        let option = MATCH_OPTIONS
+            .iter()
+            .find(|option| option.name == *name)
+            .ok_or_else(|| format!("unknown option '{name}' (see agon match --help)"))?;
+        (option.apply)(&mut reading, name, values)?;
     }
+    let Reading {
+        mut config,
+        engines,
+        each,
+    } = reading;
     if config.resume.is_some() {
         // The engines and the schedule come from the state file.
         return Ok(Request::Run(Box::new(config)));
@@ -397,60 +827,99 @@ pub fn parse(args: &[String]) -> Result<Request, String> {
     if config.sprt.is_some() && config.engines.len() != 2 {
         return Err("-sprt needs exactly two engines".into());
     }
+    if config.checked_total_games().is_none() {
+        return Err(format!(
+            "-rounds {} x {} encounters x -games {} is more games than can be counted",
+            config.rounds,
+            config.encounters().len(),
+            config.games
+        )
+        .into());
+    }
     Ok(Request::Run(Box::new(config)))
 }
 
-fn single<'a>(name: &str, values: &[&'a str]) -> Result<&'a str, String> {
+fn flag(name: &str, values: &[&str]) -> Parsed<()> {
+    if values.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("{name} takes no value, got '{}'", values.join(" ")).into())
+    }
+}
+
+fn single<'a>(name: &str, values: &[&'a str]) -> Parsed<&'a str> {
     match values {
         [value] => Ok(value),
-        [] => Err(format!("{name} needs a value")),
+        [] => Err(format!("{name} needs a value").into()),
+        _ => Err(format!("{name} takes one value, got '{}'", values.join(" ")).into()),
+    }
+}
+
+fn path_value(name: &str, values: &[&str]) -> Parsed<PathBuf> {
+    let path = single(name, values)?;
+    if path.is_empty() {
+        return Err(format!("{name} needs a file name").into());
+    }
+    Ok(PathBuf::from(path))
+}
+
+/// A whole number of type `T` within `range`, or a message saying which one was wanted.
+fn ranged<T>(name: &str, text: &str, range: RangeInclusive<T>) -> Parsed<T>
+where
+    T: FromStr + PartialOrd + fmt::Display,
+{
+    match text.parse::<T>() {
+        Ok(value) if range.contains(&value) => Ok(value),
+        Ok(value) if value < *range.start() => {
+            Err(format!("{name} must be at least {}, got {text}", range.start()).into())
+        }
         _ => Err(format!(
-            "{name} takes one value, got '{}'",
-            values.join(" ")
-        )),
+            "{name}: '{text}' is not a whole number from {} to {}",
+            range.start(),
+            range.end()
+        )
+        .into()),
     }
 }
 
-fn path_value(name: &str, values: &[&str]) -> Result<PathBuf, String> {
-    single(name, values).map(PathBuf::from)
+/// Milliseconds from `least` up to [`MAX_TIME`].
+fn milliseconds(name: &str, text: &str, least: u64) -> Parsed<Duration> {
+    let most = MAX_TIME.as_millis() as u64;
+    ranged(name, text, least..=most).map(Duration::from_millis)
 }
 
-fn number<T: std::str::FromStr>(name: &str, text: &str) -> Result<T, String> {
-    text.parse()
-        .map_err(|_| format!("{name}: '{text}' is not a whole number"))
-}
-
-fn positive(name: &str, text: &str) -> Result<u64, String> {
-    match number::<u64>(name, text)? {
-        0 => Err(format!("{name} must be at least 1")),
-        n => Ok(n),
-    }
-}
-
-fn key_values<'a>(name: &str, values: &[&'a str]) -> Result<Vec<(&'a str, &'a str)>, String> {
+fn key_values<'a>(name: &str, values: &[&'a str]) -> Parsed<Vec<(&'a str, &'a str)>> {
     values
         .iter()
         .map(|item| {
             item.split_once('=')
-                .ok_or_else(|| format!("{name}: expected KEY=VALUE, got '{item}'"))
+                .ok_or_else(|| format!("{name}: expected KEY=VALUE, got '{item}'").into())
         })
         .collect()
 }
 
-fn seconds_value(key: &str, text: &str) -> Result<Duration, String> {
-    let value: f64 = text
-        .parse()
-        .map_err(|_| format!("{key}: '{text}' is not a number of seconds"))?;
-    Duration::try_from_secs_f64(value).map_err(|_| format!("{key}: '{text}' is out of range"))
+/// Seconds (a decimal number) from 0 up to [`MAX_TIME`].
+fn seconds_value(key: &str, text: &str) -> Parsed<Duration> {
+    let out_of_range = || {
+        UsageError(format!(
+            "{key}: '{text}' is not a number of seconds from 0 to {}",
+            MAX_TIME.as_secs()
+        ))
+    };
+    let value: f64 = text.parse().map_err(|_| out_of_range())?;
+    match Duration::try_from_secs_f64(value) {
+        Ok(duration) if duration <= MAX_TIME => Ok(duration),
+        _ => Err(out_of_range()),
+    }
 }
 
 /// Parses a clock such as `40/60+0.6`, `10+0.1`, `1:30+1` or `inf` (no clock).
-fn parse_clock(text: &str) -> Result<Option<ClockControl>, String> {
+fn parse_clock(text: &str) -> Parsed<Option<ClockControl>> {
     if text == "inf" || text == "infinite" {
         return Ok(None);
     }
     let (moves, rest) = match text.split_once('/') {
-        Some((moves, rest)) => (Some(positive("tc moves", moves)? as u32), rest),
+        Some((moves, rest)) => (Some(ranged("tc moves", moves, 1..=u32::MAX)?), rest),
         None => (None, text),
     };
     let (base, increment) = match rest.split_once('+') {
@@ -459,13 +928,16 @@ fn parse_clock(text: &str) -> Result<Option<ClockControl>, String> {
     };
     let base = match base.split_once(':') {
         Some((minutes, secs)) => {
-            Duration::from_secs(60 * number::<u64>("tc minutes", minutes)?)
-                + seconds_value("tc seconds", secs)?
+            let minutes = ranged("tc minutes", minutes, 0..=MAX_TIME.as_secs() / 60)?;
+            Duration::from_secs(60 * minutes)
+                .checked_add(seconds_value("tc seconds", secs)?)
+                .filter(|base| *base <= MAX_TIME)
+                .ok_or_else(|| format!("tc={text}: the base time is over {MAX_TIME:?}"))?
         }
         None => seconds_value("tc", base)?,
     };
     if base.is_zero() && increment.is_zero() {
-        return Err(format!("tc={text} gives no time at all"));
+        return Err(format!("tc={text} gives no time at all").into());
     }
     Ok(Some(ClockControl {
         moves,
@@ -474,56 +946,45 @@ fn parse_clock(text: &str) -> Result<Option<ClockControl>, String> {
     }))
 }
 
-fn engine_spec(keys: &[(&str, &str)]) -> Result<EngineSpec, String> {
-    let mut cmd = None;
-    let mut name = None;
-    let mut args = Vec::new();
-    let mut options = Vec::new();
-    let mut limits = Limits {
-        clock: None,
-        movetime: None,
-        depth: None,
-        nodes: None,
+fn engine_spec(keys: &[(&str, &str)]) -> Parsed<EngineSpec> {
+    let mut reading = EngineReading {
+        cmd: None,
+        name: None,
+        args: Vec::new(),
+        options: Vec::new(),
+        limits: Limits::default(),
+        infinite: false,
     };
-    let mut infinite = false;
     for &(key, value) in keys {
-        match key {
-            "cmd" => cmd = Some(value.to_string()),
-            "name" => name = Some(value.to_string()),
-            "args" => args = value.split_whitespace().map(str::to_string).collect(),
-            "tc" => {
-                limits.clock = parse_clock(value)?;
-                infinite = limits.clock.is_none();
-            }
-            "st" => limits.movetime = Some(seconds_value("st", value)?),
-            "depth" => limits.depth = Some(positive("depth", value)? as u32),
-            "nodes" => limits.nodes = Some(positive("nodes", value)?),
-            _ => match key.strip_prefix("option.") {
-                Some(option) if !option.is_empty() => {
-                    options.push((option.to_string(), value.to_string()));
-                }
-                _ => return Err(format!("unknown engine key '{key}'")),
-            },
-        }
+        let spec = ENGINE_KEYS
+            .iter()
+            .find(|spec| spec.matches(key))
+            .ok_or_else(|| format!("unknown engine key '{key}' (see agon match --help)"))?;
+        (spec.apply)(&mut reading, key, value)?;
     }
+    let EngineReading {
+        cmd,
+        name,
+        args,
+        options,
+        limits,
+        infinite,
+    } = reading;
     let cmd = cmd.ok_or("every -engine needs cmd=<path>")?;
+    if cmd.is_empty() {
+        return Err("cmd= needs a program".into());
+    }
     let name = name.unwrap_or_else(|| cmd.clone());
     if limits.clock.is_some() && limits.movetime.is_some() {
-        return Err(format!("engine {name}: give tc= or st=, not both"));
+        return Err(format!("engine {name}: give tc= or st=, not both").into());
     }
-    if limits
-        == (Limits {
-            clock: None,
-            movetime: None,
-            depth: None,
-            nodes: None,
-        })
-    {
+    if limits == Limits::default() {
         return Err(if infinite {
             format!("engine {name}: tc=inf needs depth= or nodes= to end a search")
         } else {
             format!("engine {name}: needs tc=, st=, depth= or nodes=")
-        });
+        }
+        .into());
     }
     Ok(EngineSpec {
         name,
@@ -534,7 +995,7 @@ fn engine_spec(keys: &[(&str, &str)]) -> Result<EngineSpec, String> {
     })
 }
 
-fn parse_openings(values: &[&str]) -> Result<OpeningSource, String> {
+fn parse_openings(values: &[&str]) -> Parsed<OpeningSource> {
     let mut path = None;
     let mut format = OpeningFormat::Fen;
     let mut random_order = false;
@@ -555,7 +1016,11 @@ fn parse_openings(values: &[&str]) -> Result<OpeningSource, String> {
                 format = match text {
                     "fen" | "epd" => OpeningFormat::Fen,
                     "moves" => OpeningFormat::Moves,
-                    _ => return Err(format!("-openings: format '{text}' is not fen or moves")),
+                    _ => {
+                        return Err(
+                            format!("-openings: format '{text}' is not fen or moves").into()
+                        );
+                    }
                 }
             }
             "order" => {
@@ -565,17 +1030,18 @@ fn parse_openings(values: &[&str]) -> Result<OpeningSource, String> {
                     _ => {
                         return Err(format!(
                             "-openings: order '{text}' is not random or sequential"
-                        ));
+                        )
+                        .into());
                     }
                 }
             }
-            "plies" => plies = Some(number::<usize>("plies", text)?),
-            "start" => start = positive("start", text)? as usize,
+            "plies" => plies = Some(ranged("plies", text, 0..=MAX_OPENING_PLIES)?),
+            "start" => start = ranged("start", text, 1..=usize::MAX)?,
             // Accepted for the generated openings; the run's -seed does the same job.
             "seed" => {
-                number::<u64>("seed", text)?;
+                ranged("seed", text, 0..=u64::MAX)?;
             }
-            _ => return Err(format!("-openings: unknown key '{key}'")),
+            _ => return Err(format!("-openings: unknown key '{key}'").into()),
         }
     }
     match (generated, path) {
@@ -604,7 +1070,7 @@ pub fn openings_seed(args: &[String]) -> Option<u64> {
         .find_map(|value| value.strip_prefix("seed=")?.parse().ok())
 }
 
-fn parse_sprt(values: &[&str]) -> Result<SprtConfig, String> {
+fn parse_sprt(values: &[&str]) -> Parsed<SprtConfig> {
     let mut numbers = [None; 4];
     let mut model = SprtModel::Normalized;
     for (key, text) in key_values("-sprt", values)? {
@@ -618,14 +1084,14 @@ fn parse_sprt(values: &[&str]) -> Result<SprtConfig, String> {
                     "normalized" => SprtModel::Normalized,
                     "logistic" => SprtModel::Logistic,
                     _ => {
-                        return Err(format!(
-                            "-sprt: model '{text}' is not normalized or logistic"
-                        ));
+                        return Err(
+                            format!("-sprt: model '{text}' is not normalized or logistic").into(),
+                        );
                     }
                 };
                 continue;
             }
-            _ => return Err(format!("-sprt: unknown key '{key}'")),
+            _ => return Err(format!("-sprt: unknown key '{key}'").into()),
         };
         let value: f64 = text
             .parse()
@@ -642,13 +1108,14 @@ fn parse_sprt(values: &[&str]) -> Result<SprtConfig, String> {
         beta.unwrap_or(0.05),
         model,
     )
+    .map_err(UsageError::from)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn parse_words(text: &str) -> Result<Request, String> {
+    fn parse_words(text: &str) -> Result<Request, UsageError> {
         let args: Vec<String> = text.split_whitespace().map(str::to_string).collect();
         parse(&args)
     }
@@ -676,7 +1143,7 @@ mod tests {
         assert_eq!(clock.moves, Some(40));
         assert_eq!(clock.base, Duration::from_secs(60));
         assert_eq!(clock.increment, Duration::from_millis(600));
-        assert_eq!(config.total_games(), 8);
+        assert_eq!(config.total_games(), 4);
         assert_eq!(config.engines[0].limits.describe(), "40/60+0.6");
     }
 
@@ -754,7 +1221,7 @@ mod tests {
             ),
             ("stray", "does not follow"),
         ] {
-            let error = parse_words(text).expect_err(text);
+            let error = parse_words(text).expect_err(text).0;
             assert!(error.contains(expected), "{text}: {error}");
         }
     }
@@ -762,5 +1229,78 @@ mod tests {
     #[test]
     fn help_is_recognised() {
         assert_eq!(parse_words("--help"), Ok(Request::Help));
+    }
+
+    #[test]
+    fn numbers_out_of_their_range_are_refused_not_truncated() {
+        let base = "-engine cmd=a -engine cmd=b";
+        for (text, expected) in [
+            ("-each st=1 -maxmoves 4294967296", "from 1 to 4294967295"),
+            ("-each depth=4294967296", "from 1 to 4294967295"),
+            ("-each nodes=-1", "from 1 to"),
+            ("-each st=1 -games -5", "needs a value"),
+            ("-each st=1 -concurrency 100000", "from 1 to 1024"),
+            ("-each st=1 -timemargin 99999999999999999999", "from 0 to"),
+            ("-each st=1 -timeout startup=0", "at least 1"),
+            ("-each tc=1000000000:18446744073709500000", "tc minutes"),
+            ("-each tc=1:18446744073709500000", "seconds from 0"),
+            ("-each tc=10+1e300", "seconds from 0"),
+            ("-each tc=inf+1", "seconds"),
+            ("-each tc=NaN", "seconds"),
+            ("-each st=-1", "seconds"),
+            ("-each tc=4294967296/10", "tc moves"),
+            ("-each st=1 -openings random plies=100000", "from 0 to 1000"),
+            ("-each st=1 -ratinginterval 0", "at least 1"),
+            (
+                "-each st=1 -games 9223372036854775808 -rounds 2",
+                "more games than can be counted",
+            ),
+            ("-each st=1 -sprt elo0=NaN elo1=5", "less than"),
+            ("-each st=1 -sprt elo0=0 elo1=5 alpha=2", "between 0 and 1"),
+            ("-each st=1 -shard 5/4", "shard"),
+            ("-each st=1 -shard 0/4", "shard"),
+            ("-each st=1 -pgnout", "needs a value"),
+            ("-each st=1 option.=3", "option name"),
+        ] {
+            let words = format!("{base} {text}");
+            let error = parse_words(&words).expect_err(&words).0;
+            assert!(error.contains(expected), "{words}: {error}");
+        }
+        let longest = config(&format!("{base} -each tc=525599:59.5+31536000"));
+        let clock = longest.engines[0].limits.clock.unwrap();
+        assert!(clock.base <= MAX_TIME && clock.increment == MAX_TIME);
+        let huge = config(&format!(
+            "{base} -each st=1 -games 9223372036854775808 -repeat"
+        ));
+        assert_eq!(huge.total_games(), 9_223_372_036_854_775_808);
+    }
+
+    #[test]
+    fn the_usage_comes_from_the_tables_with_the_defaults() {
+        let text = usage();
+        for option in MATCH_OPTIONS {
+            assert!(
+                text.contains(&format!("  {}", option.name)),
+                "{}",
+                option.name
+            );
+        }
+        for key in ENGINE_KEYS {
+            assert!(text.contains(key.head), "{}", key.head);
+        }
+        let defaults = MatchConfig::default();
+        assert!(text.contains(&format!("[{}]", defaults.time_margin.as_millis())));
+        assert!(text.contains("games per encounter and round [1]"), "{text}");
+        assert!(text.contains("[roundrobin]"), "{text}");
+        assert!(text.contains("[10000 5000 60000]"), "{text}");
+        // Every option the usage names is one the parser knows.
+        for line in text.lines() {
+            if let Some(name) = line.trim_start().strip_prefix('-')
+                && !name.starts_with('-')
+            {
+                let name = format!("-{}", name.split_whitespace().next().unwrap());
+                assert!(MATCH_OPTIONS.iter().any(|o| o.name == name), "{name}");
+            }
+        }
     }
 }

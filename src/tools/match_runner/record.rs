@@ -1,13 +1,14 @@
 //! What is kept of a finished game, and its PGN-style and JSON-lines forms.
 
+use super::error::MatchError;
 use crate::rules::Color;
 use crate::tools::stats::GameOutcome;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::fs::{File, OpenOptions};
-use std::io::{self, BufWriter, Write};
-use std::path::Path;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
 
 /// How a game ended, as the `Termination` tag names it (JSON uses the same words).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -61,11 +62,12 @@ impl Ending {
     }
 }
 
-/// The result of a game.
+/// The result of a game; written as its code, `1-0`, `0-1` or `1/2-1/2`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "&'static str")]
 pub enum Verdict {
     /// Won by this side.
-    Win(#[serde(with = "color_name")] Color),
+    Win(Color),
     /// Drawn.
     Draw,
 }
@@ -90,20 +92,24 @@ impl Verdict {
     }
 }
 
-mod color_name {
-    use crate::rules::Color;
-    use serde::{Deserialize, Deserializer, Serializer};
-
-    pub fn serialize<S: Serializer>(color: &Color, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(color.name())
+impl From<Verdict> for &'static str {
+    fn from(verdict: Verdict) -> &'static str {
+        verdict.code()
     }
+}
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Color, D::Error> {
-        match String::deserialize(deserializer)?.as_str() {
-            "white" => Ok(Color::White),
-            "black" => Ok(Color::Black),
-            other => Err(serde::de::Error::custom(format!("no colour '{other}'"))),
-        }
+impl TryFrom<String> for Verdict {
+    type Error = String;
+
+    fn try_from(code: String) -> Result<Verdict, String> {
+        [
+            Verdict::Win(Color::White),
+            Verdict::Win(Color::Black),
+            Verdict::Draw,
+        ]
+        .into_iter()
+        .find(|verdict| verdict.code() == code)
+        .ok_or_else(|| format!("'{code}' is not a result (1-0, 0-1 or 1/2-1/2)"))
     }
 }
 
@@ -142,10 +148,8 @@ pub struct GameRecord {
     pub white: String,
     /// Black engine's name.
     pub black: String,
-    /// `1-0`, `0-1` or `1/2-1/2`.
-    pub result: String,
-    /// The verdict behind `result`.
-    pub verdict: Verdict,
+    /// The result, written `1-0`, `0-1` or `1/2-1/2`: the one place it is kept.
+    pub result: Verdict,
     /// The `Termination` tag.
     pub termination: Ending,
     /// The reason in words, e.g. `white formation` or `black illegal move f1f3`.
@@ -180,7 +184,7 @@ impl GameRecord {
         tag("Round", &self.round.to_string());
         tag("White", &self.white);
         tag("Black", &self.black);
-        tag("Result", &self.result);
+        tag("Result", self.result.code());
         tag("FEN", &self.fen);
         tag("Variant", "agon");
         if self.white_time_control == self.black_time_control {
@@ -214,7 +218,7 @@ impl GameRecord {
             tokens.push(format!("{{{comment}}}"));
         }
         tokens.push(format!("{{{}}}", self.reason));
-        tokens.push(self.result.clone());
+        tokens.push(self.result.code().to_string());
         text.push_str(&wrap(&tokens, 79));
         text.push_str("\n\n");
         text
@@ -283,30 +287,53 @@ fn civil_date(days: i64) -> (i64, u32, u32) {
 /// Appends records to the PGN and JSON-lines files in game order, holding
 /// back games that finished before an earlier one.
 pub struct RecordWriter {
-    pgn: Option<BufWriter<File>>,
-    jsonl: Option<BufWriter<File>>,
+    pgn: Option<RecordFile>,
+    jsonl: Option<RecordFile>,
     /// Games 1..=written are on disk.
     written: u64,
     pending: BTreeMap<u64, GameRecord>,
 }
 
-fn append(path: Option<&Path>) -> io::Result<Option<BufWriter<File>>> {
-    path.map(|p| {
-        OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(p)
-            .map(BufWriter::new)
-    })
-    .transpose()
+/// One open record file and its name, for messages.
+struct RecordFile {
+    path: PathBuf,
+    file: BufWriter<File>,
+}
+
+impl RecordFile {
+    fn append(path: Option<&Path>) -> Result<Option<RecordFile>, MatchError> {
+        path.map(|path| {
+            OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+                .map(|file| RecordFile {
+                    path: path.to_path_buf(),
+                    file: BufWriter::new(file),
+                })
+                .map_err(|e| MatchError::file(path, "open the record file", e))
+        })
+        .transpose()
+    }
+
+    fn write(&mut self, bytes: &[u8]) -> Result<(), MatchError> {
+        self.file
+            .write_all(bytes)
+            .and_then(|()| self.file.flush())
+            .map_err(|e| MatchError::file(&self.path, "write records to", e))
+    }
 }
 
 impl RecordWriter {
     /// Opens the files for appending; `written` games are already in them.
-    pub fn open(pgn: Option<&Path>, jsonl: Option<&Path>, written: u64) -> io::Result<Self> {
+    pub fn open(
+        pgn: Option<&Path>,
+        jsonl: Option<&Path>,
+        written: u64,
+    ) -> Result<Self, MatchError> {
         Ok(RecordWriter {
-            pgn: append(pgn)?,
-            jsonl: append(jsonl)?,
+            pgn: RecordFile::append(pgn)?,
+            jsonl: RecordFile::append(jsonl)?,
             written,
             pending: BTreeMap::new(),
         })
@@ -318,7 +345,7 @@ impl RecordWriter {
     }
 
     /// Takes a finished game and writes every record that is now next in order.
-    pub fn add(&mut self, record: GameRecord) -> io::Result<()> {
+    pub fn add(&mut self, record: GameRecord) -> Result<(), MatchError> {
         self.pending.insert(record.game, record);
         while let Some(record) = self.pending.remove(&(self.written + 1)) {
             self.write(&record)?;
@@ -328,22 +355,22 @@ impl RecordWriter {
     }
 
     /// Writes whatever is still held back, gaps and all: the run is over for good.
-    pub fn flush_all(&mut self) -> io::Result<()> {
+    pub fn flush_all(&mut self) -> Result<(), MatchError> {
         for record in std::mem::take(&mut self.pending).into_values() {
             self.write(&record)?;
         }
         Ok(())
     }
 
-    fn write(&mut self, record: &GameRecord) -> io::Result<()> {
+    fn write(&mut self, record: &GameRecord) -> Result<(), MatchError> {
         if let Some(pgn) = &mut self.pgn {
-            pgn.write_all(record.pgn().as_bytes())?;
-            pgn.flush()?;
+            pgn.write(record.pgn().as_bytes())?;
         }
         if let Some(jsonl) = &mut self.jsonl {
-            serde_json::to_writer(&mut *jsonl, record)?;
-            jsonl.write_all(b"\n")?;
-            jsonl.flush()?;
+            let mut line =
+                serde_json::to_string(record).map_err(|e| MatchError::content(&jsonl.path, e))?;
+            line.push('\n');
+            jsonl.write(line.as_bytes())?;
         }
         Ok(())
     }
@@ -359,8 +386,7 @@ mod tests {
             round: 1,
             white: "a".into(),
             black: "b".into(),
-            result: "1-0".into(),
-            verdict: Verdict::Win(Color::White),
+            result: Verdict::Win(Color::White),
             termination: Ending::Formation,
             reason: "white formation".into(),
             fen: "x b 7".into(),
@@ -395,10 +421,33 @@ mod tests {
             assert_eq!(json, format!("\"{}\"", ending.tag()));
         }
         let json = serde_json::to_string(&record(1)).unwrap();
-        assert!(json.contains("\"verdict\":{\"Win\":\"white\"}"), "{json}");
+        assert!(json.contains("\"result\":\"1-0\""), "{json}");
+        assert!(
+            !json.contains("verdict"),
+            "one source for the result: {json}"
+        );
         assert!(json.contains("\"score\":{\"cp\":35}"), "{json}");
         let back: GameRecord = serde_json::from_str(&json).unwrap();
         assert_eq!(back, record(1));
+    }
+
+    #[test]
+    fn a_record_holds_one_result() {
+        let json = serde_json::to_string(&record(1)).unwrap();
+        let drawn = json.replace("\"1-0\"", "\"1/2-1/2\"");
+        let back: GameRecord = serde_json::from_str(&drawn).unwrap();
+        assert_eq!(back.result, Verdict::Draw);
+        assert_eq!(back.result.outcome_for(Color::White), GameOutcome::Draw);
+        // Records written before the result had one source still read, by their result.
+        let older = json.replace(
+            "\"result\":\"1-0\"",
+            "\"result\":\"0-1\",\"verdict\":\"Draw\"",
+        );
+        let back: GameRecord = serde_json::from_str(&older).unwrap();
+        assert_eq!(back.result, Verdict::Win(Color::Black));
+        let error =
+            serde_json::from_str::<GameRecord>(&json.replace("\"1-0\"", "\"2-0\"")).unwrap_err();
+        assert!(error.to_string().contains("not a result"), "{error}");
     }
 
     #[test]

@@ -57,16 +57,21 @@ impl SideClock {
         let Some(control) = self.control else {
             return true;
         };
-        if used > self.left + margin {
+        if used > self.left.saturating_add(margin) {
             return false;
         }
-        self.left = self.left.saturating_sub(used) + control.increment;
-        self.moves_made += 1;
+        // Saturating: a clock of a year plus a year of increments per move
+        // must not overflow in a long game.
+        self.left = self
+            .left
+            .saturating_sub(used)
+            .saturating_add(control.increment);
+        self.moves_made = self.moves_made.wrapping_add(1);
         if control
             .moves
             .is_some_and(|per_period| self.moves_made.is_multiple_of(per_period))
         {
-            self.left += control.base;
+            self.left = self.left.saturating_add(control.base);
         }
         true
     }
@@ -112,10 +117,6 @@ impl Stop {
                     Termination::Forfeit => {
                         (Ending::Forfeit, format!("{} forfeit", (!winner).name()))
                     }
-                    Termination::Repetition => (
-                        Ending::Repetition,
-                        format!("{} wins by repetition", winner.name()),
-                    ),
                     Termination::NoMoves => (
                         Ending::NoMoves,
                         format!("{} has no legal move", (!winner).name()),
@@ -149,7 +150,9 @@ impl Thinking {
                 true
             }
             Some("info") => {
-                let words: Vec<&str> = words.collect();
+                // `info string` runs to the end of the line and is free text:
+                // `info string depth 7` reports no depth.
+                let words: Vec<&str> = words.take_while(|word| *word != "string").collect();
                 // Only the main line speaks for the move that will be played.
                 let secondary = words
                     .windows(2)
@@ -281,7 +284,7 @@ pub fn play_game(
                 return Some(stop);
             }
             if let Some(limit) = setup.max_moves
-                && game.moves().len() >= 2 * limit as usize
+                && game.moves().len() as u64 >= 2 * u64::from(limit)
             {
                 return Some(Stop {
                     verdict: Verdict::Draw,
@@ -312,9 +315,11 @@ pub fn play_game(
             let sent = engine.send(&position).and_then(|()| engine.send(&go));
             let started = Instant::now();
             let waited = sent.and_then(|()| {
-                engine.wait_for(bound + setup.time_margin, setup.abort, |line| {
-                    thinking.read(line)
-                })
+                engine.wait_for(
+                    bound.saturating_add(setup.time_margin),
+                    setup.abort,
+                    |line| thinking.read(line),
+                )
             });
             match waited {
                 Ok(()) => {}
@@ -346,7 +351,7 @@ pub fn play_game(
             }
             if limits[mover.index()]
                 .movetime
-                .is_some_and(|movetime| used > movetime + setup.time_margin)
+                .is_some_and(|movetime| used > movetime.saturating_add(setup.time_margin))
             {
                 return Some(Stop::loss(mover, Ending::TimeForfeit, "loses on time"));
             }
@@ -362,7 +367,7 @@ pub fn play_game(
                 text,
                 score: thinking.score,
                 depth: thinking.depth,
-                time_ms: used.as_millis() as u64,
+                time_ms: u64::try_from(used.as_millis()).unwrap_or(u64::MAX),
             });
         }
     })()?;
@@ -378,8 +383,7 @@ pub fn play_game(
         round: setup.round,
         white: setup.white.name.clone(),
         black: setup.black.name.clone(),
-        result: outcome.verdict.code().to_string(),
-        verdict: outcome.verdict,
+        result: outcome.verdict,
         termination: outcome.ending,
         reason: outcome.reason,
         fen: to_fen(&setup.opening.start),
@@ -395,6 +399,7 @@ pub fn play_game(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tools::match_runner::options::MAX_TIME;
 
     fn clock_limits(moves: Option<u32>, base_ms: u64, inc_ms: u64) -> Limits {
         Limits {
@@ -419,6 +424,17 @@ mod tests {
         assert!(clock.charge(Duration::from_millis(200), Duration::ZERO));
         assert_eq!(clock.left, Duration::from_millis(1600));
         assert!(!clock.charge(Duration::from_millis(1700), Duration::from_millis(50)));
+    }
+
+    #[test]
+    fn the_longest_clocks_never_overflow() {
+        let year = MAX_TIME.as_millis() as u64;
+        let mut clock = SideClock::new(&clock_limits(Some(1), year, year));
+        for _ in 0..1000 {
+            assert!(clock.charge(Duration::ZERO, MAX_TIME));
+        }
+        assert!(clock.left >= MAX_TIME);
+        assert!(!clock.charge(Duration::MAX, MAX_TIME));
     }
 
     #[test]
@@ -447,10 +463,12 @@ mod tests {
         assert!(!thinking.read("info depth 3 seldepth 5 score cp -12 nodes 100 pv f1f2"));
         assert!(!thinking.read("info depth 4 score mate 2"));
         assert!(!thinking.read("info string depth x score cp"));
+        assert!(!thinking.read("info string depth 7 score cp 900"));
+        assert!(!thinking.read("info depth 5 string depth 7"));
         assert!(!thinking.read("info depth 9 multipv 2 score cp 50"));
         assert!(thinking.read("bestmove f1f2 ponder f11f10"));
         assert_eq!(thinking.score, Some(ScoreRecord::Mate(2)));
-        assert_eq!(thinking.depth, Some(4));
+        assert_eq!(thinking.depth, Some(5));
         assert_eq!(thinking.bestmove.as_deref(), Some("f1f2"));
     }
 }

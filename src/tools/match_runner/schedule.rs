@@ -1,0 +1,218 @@
+//! The schedule of a match: where each game sits (round, encounter, pair,
+//! colours, opening), which shard plays it, and the tallies of finished
+//! games with pairs kept together, the same whichever process played them.
+
+use super::options::MatchConfig;
+use super::record::GameRecord;
+use crate::rules::Color;
+use crate::tools::stats::{GameOutcome, SprtConfig, Tally, summary_lines};
+use std::collections::{BTreeMap, HashMap};
+
+/// Where game `number` sits in the schedule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Slot {
+    /// 0-based round.
+    pub round: u64,
+    /// Index into [`MatchConfig::encounters`].
+    pub encounter: usize,
+    /// 0-based unit of the encounter over the whole run: a pair of games
+    /// with `-repeat`, else one game.
+    pub unit: u64,
+    /// Whether the encounter's first engine has White.
+    pub first_is_white: bool,
+    /// 0-based opening number.
+    pub opening: u64,
+}
+
+impl Slot {
+    /// The unit's number over every encounter (units of all encounters in
+    /// turn), by which shards share out the schedule.
+    pub fn shared_unit(&self, encounters: usize) -> u64 {
+        self.unit
+            .saturating_mul(encounters as u64)
+            .saturating_add(self.encounter as u64)
+    }
+}
+
+/// Places 0-based game `index` in the schedule: rounds, then encounters,
+/// then the `-games` games of the encounter in that round.
+///
+/// As in cutechess-cli, the games of an encounter form one sequence over
+/// all rounds: colours alternate from game to game, and with `-repeat`
+/// each opening serves two consecutive games (a pair), so `-games 2
+/// -rounds 3 -repeat` is 6 games from 3 openings.
+pub fn slot(config: &MatchConfig, encounters: usize, index: u64) -> Slot {
+    let per_round = config.games * encounters as u64;
+    let round = index / per_round;
+    let encounter = (index % per_round / config.games) as usize;
+    let sequence = round * config.games + index % config.games;
+    let unit = sequence / config.games_per_unit();
+    Slot {
+        round,
+        encounter,
+        unit,
+        first_is_white: sequence.is_multiple_of(2),
+        opening: unit,
+    }
+}
+
+/// Whether 0-based game `index` is played by this process's shard.
+pub fn is_own_game(config: &MatchConfig, encounters: usize, index: u64) -> bool {
+    config
+        .shard
+        .owns(slot(config, encounters, index).shared_unit(encounters))
+}
+
+/// The results of each encounter from its first engine's side, pairs kept
+/// together; `finished` holds records by 0-based game index.
+pub fn tallies(config: &MatchConfig, finished: &BTreeMap<u64, GameRecord>) -> Vec<Tally> {
+    let encounters = config.encounters().len();
+    let mut tallies = vec![Tally::new(); encounters];
+    let mut open_pairs: HashMap<(usize, u64), GameOutcome> = HashMap::new();
+    for (&index, record) in finished {
+        let place = slot(config, encounters, index);
+        let first_color = if place.first_is_white {
+            Color::White
+        } else {
+            Color::Black
+        };
+        let outcome = record.result.outcome_for(first_color);
+        let tally = &mut tallies[place.encounter];
+        if !config.repeat {
+            tally.add_game(outcome);
+            continue;
+        }
+        match open_pairs.remove(&(place.encounter, place.unit)) {
+            Some(partner) => tally.add_pair(partner, outcome),
+            None => {
+                open_pairs.insert((place.encounter, place.unit), outcome);
+            }
+        }
+    }
+    for ((encounter, _), outcome) in open_pairs {
+        tallies[encounter].add_game(outcome);
+    }
+    tallies
+}
+
+/// The statistics block of every encounter that has games (of the only
+/// one when there is one): a heading, then the summary lines.
+pub fn statistics_lines(config: &MatchConfig, tallies: &[Tally]) -> Vec<String> {
+    let encounters = config.encounters();
+    let sprt: Option<&SprtConfig> = config.sprt.as_ref();
+    let mut lines = Vec::new();
+    for (&(first, second), tally) in encounters.iter().zip(tallies) {
+        if tally.games() == 0 && encounters.len() > 1 {
+            continue;
+        }
+        let engines = &config.engines;
+        lines.push(format!(
+            "Results of {} vs {} ({}, {}):",
+            engines[first].name,
+            engines[second].name,
+            engines[first].limits.describe(),
+            engines[second].limits.describe()
+        ));
+        lines.extend(summary_lines(tally, sprt));
+    }
+    lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::match_runner::options::{Request, parse};
+    use std::collections::BTreeSet;
+
+    fn config(text: &str) -> MatchConfig {
+        let args: Vec<String> = text.split_whitespace().map(str::to_string).collect();
+        match parse(&args) {
+            Ok(Request::Run(config)) => *config,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn pairs_share_an_opening_and_swap_colours() {
+        let config = config("-engine cmd=a -engine cmd=b -each st=1 -games 4 -repeat -rounds 2");
+        let places: Vec<Slot> = (0..config.total_games())
+            .map(|i| slot(&config, 1, i))
+            .collect();
+        assert_eq!(places.len(), 8);
+        assert_eq!(places[0].opening, places[1].opening);
+        assert!(places[0].first_is_white && !places[1].first_is_white);
+        assert_eq!(places[2].opening, 1);
+        assert_eq!((places[4].round, places[4].opening), (1, 2));
+    }
+
+    #[test]
+    fn games_rounds_and_repeat_count_as_in_cutechess() {
+        for (text, games, openings) in [
+            ("-rounds 100 -games 2 -repeat", 200, 100),
+            ("-games 2 -rounds 3 -repeat", 6, 3),
+            ("-games 100 -repeat", 100, 50),
+            ("-games 100", 100, 100),
+            ("-rounds 3", 3, 3),
+        ] {
+            let config = config(&format!("-engine cmd=a -engine cmd=b -each st=1 {text}"));
+            assert_eq!(config.total_games(), games, "{text}");
+            let used: BTreeSet<u64> = (0..games).map(|i| slot(&config, 1, i).opening).collect();
+            assert_eq!(used.len() as u64, openings, "{text}");
+        }
+        // A pair may span two rounds when -games is odd, as in cutechess-cli.
+        let odd = config("-engine cmd=a -engine cmd=b -each st=1 -games 1 -rounds 2 -repeat");
+        let (first, second) = (slot(&odd, 1, 0), slot(&odd, 1, 1));
+        assert_eq!((first.round, second.round), (0, 1));
+        assert_eq!(first.opening, second.opening);
+        assert!(first.first_is_white && !second.first_is_white);
+    }
+
+    #[test]
+    fn single_games_alternate_colours_across_encounters() {
+        let config = config("-engine cmd=a -engine cmd=b -engine cmd=c -each st=1 -games 2");
+        let places: Vec<Slot> = (0..config.total_games())
+            .map(|i| slot(&config, 3, i))
+            .collect();
+        let summary: Vec<(usize, bool)> = places
+            .iter()
+            .map(|p| (p.encounter, p.first_is_white))
+            .collect();
+        assert_eq!(
+            summary,
+            vec![
+                (0, true),
+                (0, false),
+                (1, true),
+                (1, false),
+                (2, true),
+                (2, false)
+            ]
+        );
+    }
+
+    #[test]
+    fn shards_split_the_schedule_into_whole_pairs() {
+        let whole = config(
+            "-engine cmd=a -engine cmd=b -engine cmd=c -each st=1 -games 3 -rounds 3 -repeat",
+        );
+        let total = whole.total_games();
+        let mut seen = BTreeSet::new();
+        for number in 1..=4 {
+            let mut part = whole.clone();
+            part.shard = crate::tools::shard::Shard::new(number, 4).unwrap();
+            let own: Vec<u64> = (0..total).filter(|&i| is_own_game(&part, 3, i)).collect();
+            assert!(!own.is_empty());
+            for &index in &own {
+                assert!(seen.insert(index), "game {index} in two shards");
+                // Its partner is in the same shard.
+                let place = slot(&part, 3, index);
+                let partners = (0..total).filter(|&j| {
+                    let other = slot(&part, 3, j);
+                    (other.encounter, other.unit) == (place.encounter, place.unit)
+                });
+                assert!(partners.into_iter().all(|j| is_own_game(&part, 3, j)));
+            }
+        }
+        assert_eq!(seen.len() as u64, total);
+    }
+}
