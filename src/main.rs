@@ -63,6 +63,9 @@ enum Command {
         /// Search threads (the node count is repeatable with one only).
         #[arg(long, default_value_t = 1, value_parser = threads())]
         threads: usize,
+        /// The evaluation: `network` or `hand` (default: the engine's).
+        #[arg(long)]
+        eval: Option<String>,
     },
     /// Play engines against each other (cutechess/fastchess-style options; see `agon match --help`).
     #[command(disable_help_flag = true)]
@@ -222,10 +225,19 @@ fn main() -> ExitCode {
             divide,
             threads,
         }) => run_perft(depth, fen.as_deref(), divide, threads),
-        Some(Command::Bench { depth, threads }) => {
-            agon::tools::bench::run_bench(&mut io::stdout().lock(), depth, threads)
-                .map_err(Into::into)
-        }
+        Some(Command::Bench {
+            depth,
+            threads,
+            eval,
+        }) => eval
+            .as_deref()
+            .map(parse_evaluation)
+            .transpose()
+            .map_err(Into::into)
+            .and_then(|use_network| {
+                agon::tools::bench::run_bench(&mut io::stdout().lock(), depth, threads, use_network)
+                    .map_err(Into::into)
+            }),
         None | Some(Command::Uci) => protocol::run_engine().map_err(Into::into),
         Some(Command::Random { seed }) => protocol::run_random(seed).map_err(Into::into),
         Some(Command::Match { args }) => agon::tools::match_runner::run(&args).map_err(Into::into),

@@ -68,16 +68,25 @@ pub fn bench_fens() -> Vec<String> {
 /// With one thread the node count is the search's signature; with more it
 /// varies from run to run, and the total time (nodes / nps) compared with
 /// one thread's is the parallel search's time-to-depth speed-up.
-pub fn run_bench(out: &mut impl Write, depth: u32, threads: usize) -> io::Result<()> {
+/// `use_network` chooses the evaluation (`None`: the engine's default).
+pub fn run_bench(
+    out: &mut impl Write,
+    depth: u32,
+    threads: usize,
+    use_network: Option<bool>,
+) -> io::Result<()> {
     let limits = SearchLimits {
         depth: Some(depth),
         ..SearchLimits::default()
     };
-    let options = EngineOptions {
+    let mut options = EngineOptions {
         hash_mib: 16,
         threads,
         ..EngineOptions::default()
     };
+    if let Some(use_network) = use_network {
+        options.tuning.use_network = use_network;
+    }
     let started = Instant::now();
     let mut total = 0u64;
     for (index, fen) in bench_fens().iter().enumerate() {
