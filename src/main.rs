@@ -92,6 +92,23 @@ enum Command {
         #[arg(long, default_value_t = 0.0)]
         result_weight: f64,
     },
+    /// Play, watch and analyse games in the browser: a local web server; its
+    /// first output line is the URL to open.
+    Gui {
+        /// Port to listen on (default: a free one).
+        #[arg(long, default_value_t = 0)]
+        port: u16,
+        /// Do not start the system browser.
+        #[arg(long)]
+        no_open: bool,
+        /// Another engine to offer (a command and its arguments); repeatable.
+        /// The first one is the default opponent.
+        #[arg(long = "engine")]
+        engines: Vec<String>,
+        /// Address to listen on; anything but 127.0.0.1 exposes the engines.
+        #[arg(long, default_value = "127.0.0.1")]
+        host: std::net::IpAddr,
+    },
     /// Analyse positions (a FEN per line, optionally `; moves ...`) into JSON lines.
     Analyze {
         /// File of positions; standard input when absent.
@@ -147,6 +164,18 @@ fn main() -> ExitCode {
             result_weight,
         }) => agon::tools::tune::run(&files, result_weight, &mut io::stdout().lock())
             .map_err(Into::into),
+        Some(Command::Gui {
+            port,
+            no_open,
+            engines,
+            host,
+        }) => agon::tools::gui::run(&agon::tools::gui::GuiSettings {
+            port,
+            host,
+            no_open,
+            engines,
+        })
+        .map_err(Into::into),
         Some(Command::Analyze {
             file,
             depth,

@@ -35,33 +35,76 @@ fn feed(text: &str) {
     if let Ok(mv) = parse_move(&start, text) {
         assert!(legal_moves(&start).iter().any(|&legal| legal == mv));
     }
-    let _ = parse_command(text);
+    if let Err(error) = parse_command(text) {
+        // The reply is one `info string error: ...` line.
+        let message = error.to_string();
+        assert!(!message.is_empty() && !message.contains('\n'), "{text:?}");
+    }
 }
 
-/// Pieces of the notations, so that random strings come close to valid ones.
+/// Words of the notations and the protocol, so that random strings come
+/// close to valid ones.
+const WORDS: &[&str] = &[
+    "q",
+    "G",
+    "g*",
+    "Q*",
+    "/",
+    " ",
+    "\t",
+    "\u{0}",
+    "é",
+    "w",
+    "b",
+    "+",
+    "-",
+    "uci",
+    "ugi",
+    "isready",
+    "stop",
+    "quit",
+    "d",
+    "eval",
+    "status",
+    "go",
+    "position",
+    "fen",
+    "startpos",
+    "moves",
+    "setoption name",
+    "setoption",
+    "name",
+    "value",
+    "perft",
+    "query",
+    "gameover",
+    "p1turn",
+    "result",
+    "depth",
+    "nodes",
+    "mate",
+    "movetime",
+    "movestogo",
+    "infinite",
+    "ponder",
+    "searchmoves",
+    "wtime",
+    "btime",
+    "winc",
+    "binc",
+    "p1time",
+    "p2time",
+    "p1inc",
+    "p2inc",
+];
+
 fn token() -> impl Strategy<Value = String> {
     prop_oneof![
-        Just("q".to_string()),
-        Just("G".to_string()),
-        Just("g*".to_string()),
-        Just("Q*".to_string()),
-        Just("/".to_string()),
-        Just(" ".to_string()),
-        Just("w".to_string()),
-        Just("b".to_string()),
-        Just("go".to_string()),
-        Just("position".to_string()),
-        Just("fen".to_string()),
-        Just("moves".to_string()),
-        Just("setoption name".to_string()),
-        Just("value".to_string()),
-        Just("depth".to_string()),
-        Just("wtime".to_string()),
-        Just("searchmoves".to_string()),
-        (1u32..14).prop_map(|n| n.to_string()),
-        "[a-l][0-9]{1,2}",
-        "-?[0-9]{1,25}",
-        ".{0,3}",
+        20 => proptest::sample::select(WORDS).prop_map(str::to_string),
+        1 => (1u32..14).prop_map(|n| n.to_string()),
+        1 => "[a-l][0-9]{1,2}",
+        1 => "[-+]?[0-9]{1,25}",
+        1 => ".{0,3}",
     ]
 }
 

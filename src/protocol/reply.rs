@@ -56,7 +56,6 @@ pub fn describe_result(result: GameResult) -> String {
                 Termination::Formation => format!("{winner} wins by formation"),
                 Termination::Forfeit => format!("{winner} wins, {loser} forfeited"),
                 Termination::NoMoves => format!("{winner} wins, {loser} has no legal move"),
-                Termination::Repetition => "draw by threefold repetition".to_string(),
             }
         }
     }

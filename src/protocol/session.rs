@@ -9,23 +9,18 @@ use super::output::Output;
 use super::player::Player;
 use super::reply::{bestmove_line, describe_result, info_line, query_response, search_limits};
 use crate::rules::notation::board_picture;
+use crate::rules::perft::divide_lines;
 use crate::rules::{
     Game, GameResult, Move, Position, START_FEN, legal_moves, parse_fen, parse_move, to_fen,
 };
 use crate::search::eval::describe;
 use crate::search::{SearchControl, SearchLimits};
-use crate::tools::perft::write_divide;
 use std::collections::VecDeque;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, Sender};
 use std::thread::{self, JoinHandle};
-use std::time::Duration;
-
-/// How often a finished `go infinite` or ponder search checks whether it
-/// may report its move; short enough to be invisible next to a GUI's latency.
-const HOLD_POLL: Duration = Duration::from_millis(1);
 
 /// A search thread and its flags. The thread hands the player back.
 struct Running {
@@ -341,12 +336,9 @@ impl Session {
     }
 
     fn perft(&self, depth: u32) {
-        let mut text = Vec::new();
         let threads = self.settings.engine.threads;
-        match write_divide(&mut text, self.game.position(), depth, threads) {
-            Ok(_) => self.output.lines(String::from_utf8_lossy(&text).lines()),
-            Err(e) => self.output.error(format_args!("perft failed: {e}")),
-        }
+        self.output
+            .lines(divide_lines(self.game.position(), depth, threads));
     }
 
     fn list_moves(&self) {
@@ -385,13 +377,8 @@ fn search_and_report(
             output.line(&info_line(report));
         })
     }));
-    let held = || {
-        (limits.infinite || control.pondering.load(Ordering::SeqCst))
-            && !control.stop.load(Ordering::SeqCst)
-    };
-    while held() {
-        thread::sleep(HOLD_POLL);
-    }
+    // Also for a player that answers at once, and after a failure.
+    control.hold_answer(limits);
     answered.store(true, Ordering::SeqCst);
     match thought {
         Ok(outcome) => output.line(&bestmove_line(&outcome, with_ponder)),

@@ -6,15 +6,13 @@ use super::notation::{MoveError, parse_move};
 use super::position::{Color, FormationOutcome, Move, Position};
 use std::fmt;
 
-/// Why a game ended.
+/// Why a game was won (a draw has one reason only, repetition).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Termination {
     /// The winner's queen sits on the throne inside six of its guards.
     Formation,
     /// The loser surrounded the throne with guards while its queen was away.
     Forfeit,
-    /// The same position stood for the third time.
-    Repetition,
     /// The loser, to move, had no legal move.
     NoMoves,
 }
@@ -25,7 +23,6 @@ impl Termination {
         match self {
             Termination::Formation => "formation",
             Termination::Forfeit => "forfeit",
-            Termination::Repetition => "repetition",
             Termination::NoMoves => "no-moves",
         }
     }
@@ -43,7 +40,8 @@ pub enum GameResult {
         /// How.
         reason: Termination,
     },
-    /// Drawn (only by repetition).
+    /// Drawn: the same position stood for the third time (the rules know
+    /// no other draw).
     Draw,
 }
 
@@ -59,20 +57,27 @@ impl fmt::Display for GameResult {
 
 /// Judges a single position by the rules that need no history.
 pub fn position_result(position: &Position) -> GameResult {
-    match position.formation_outcome() {
-        Some(FormationOutcome::Won(winner)) => GameResult::Win {
-            winner,
-            reason: Termination::Formation,
-        },
-        Some(FormationOutcome::Forfeited(loser)) => GameResult::Win {
-            winner: !loser,
-            reason: Termination::Forfeit,
-        },
-        None if count_legal(position) == 0 => GameResult::Win {
+    formation_result(position).unwrap_or_else(|| no_move_result(position))
+}
+
+/// The formation tests, first in the order of the rules.
+fn formation_result(position: &Position) -> Option<GameResult> {
+    let (winner, reason) = match position.formation_outcome()? {
+        FormationOutcome::Won(winner) => (winner, Termination::Formation),
+        FormationOutcome::Forfeited(loser) => (!loser, Termination::Forfeit),
+    };
+    Some(GameResult::Win { winner, reason })
+}
+
+/// The last test of the rules: the side to move has no legal move.
+fn no_move_result(position: &Position) -> GameResult {
+    if count_legal(position) == 0 {
+        GameResult::Win {
             winner: !position.side_to_move(),
             reason: Termination::NoMoves,
-        },
-        None => GameResult::Ongoing,
+        }
+    } else {
+        GameResult::Ongoing
     }
 }
 
@@ -141,22 +146,14 @@ impl Game {
 
     /// The verdict, applying the end-of-game tests in the order of the rules.
     pub fn result(&self) -> GameResult {
-        if let Some(outcome) = self.position().formation_outcome() {
-            return match outcome {
-                FormationOutcome::Won(winner) => GameResult::Win {
-                    winner,
-                    reason: Termination::Formation,
-                },
-                FormationOutcome::Forfeited(loser) => GameResult::Win {
-                    winner: !loser,
-                    reason: Termination::Forfeit,
-                },
-            };
-        }
-        if self.repetitions() >= 3 {
-            return GameResult::Draw;
-        }
-        position_result(self.position())
+        let position = self.position();
+        formation_result(position).unwrap_or_else(|| {
+            if self.repetitions() >= 3 {
+                GameResult::Draw
+            } else {
+                no_move_result(position)
+            }
+        })
     }
 }
 

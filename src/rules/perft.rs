@@ -40,3 +40,18 @@ pub fn perft_divide(position: &Position, depth: u32, threads: usize) -> Vec<(Str
     log::debug!("divide of {} at depth {depth}", to_fen(position));
     counts
 }
+
+/// The divide as the protocol's `perft` and `agon perft --divide` print it:
+/// `<move>: <count>` per root move, a blank line, then `Nodes searched:
+/// <total>`.
+pub fn divide_lines(position: &Position, depth: u32, threads: usize) -> Vec<String> {
+    let counts = perft_divide(position, depth, threads);
+    let total: u64 = counts.iter().map(|(_, count)| count).sum();
+    let mut lines: Vec<String> = counts
+        .iter()
+        .map(|(mv, count)| format!("{mv}: {count}"))
+        .collect();
+    lines.push(String::new());
+    lines.push(format!("Nodes searched: {total}"));
+    lines
+}

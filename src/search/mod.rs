@@ -15,7 +15,7 @@ pub mod tt;
 use crate::rules::{Game, Move};
 use ordering::History;
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 use tt::TranspositionTable;
 
@@ -138,6 +138,24 @@ pub struct SearchControl {
     pub stop: Arc<AtomicBool>,
     /// Set while pondering: no time limit applies until it is cleared.
     pub pondering: Arc<AtomicBool>,
+}
+
+/// How often a finished search held back by `go infinite` or pondering
+/// checks whether it may answer; short enough to be invisible next to a
+/// GUI's latency.
+const HOLD_POLL: Duration = Duration::from_millis(1);
+
+impl SearchControl {
+    /// Waits while the caller must not see the answer yet: a search under
+    /// `infinite` answers only after `stop`, one that ponders only after
+    /// `stop` or `ponderhit`.
+    pub fn hold_answer(&self, limits: &SearchLimits) {
+        while !self.stop.load(Ordering::SeqCst)
+            && (limits.infinite || self.pondering.load(Ordering::SeqCst))
+        {
+            std::thread::sleep(HOLD_POLL);
+        }
+    }
 }
 
 /// Parts of the search that can be switched off and the weight of each

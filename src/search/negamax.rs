@@ -3,8 +3,8 @@
 //! formation moves, and the game's endings, repetitions and mate distances
 //! checked at every node.
 
-use super::eval::{capture_cells, evaluate, has_win_threat};
-use super::ordering::{History, Killers, OrderedMoves, is_winning, winning_cells};
+use super::eval::{capture_cells, evaluate, has_win_threat, winning_cells};
+use super::ordering::{History, Killers, OrderedMoves, is_winning};
 use super::time::TimeManager;
 use super::tt::TranspositionTable;
 use super::{
@@ -253,19 +253,8 @@ impl<'a, 'h> Worker<'a, 'h> {
             }
         }
         self.publish_nodes();
-        self.wait_while_told_to_search();
+        self.shared.control.hold_answer(self.shared.limits);
         result
-    }
-
-    /// Under `infinite` or while pondering the caller must see no result
-    /// before it says stop (or, for pondering, ponderhit).
-    fn wait_while_told_to_search(&mut self) {
-        let control = self.shared.control;
-        while !control.stop.load(Ordering::Relaxed)
-            && (self.shared.limits.infinite || control.pondering.load(Ordering::Relaxed))
-        {
-            std::thread::sleep(std::time::Duration::from_millis(1));
-        }
     }
 
     /// A helper thread's search: iterates until the main thread stops it.
@@ -707,7 +696,7 @@ impl<'a, 'h> Worker<'a, 'h> {
         let mut candidates = moves;
         if !threatened {
             // Formation-completing moves first, then captures.
-            let winning = winning_cells(position);
+            let winning = winning_cells(position, position.side_to_move());
             let captures = capture_cells(position, position.side_to_move());
             let slice = candidates.as_mut_slice();
             let wins_end = gather(slice, 0, |mv| is_winning(winning, mv));

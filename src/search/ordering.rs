@@ -3,8 +3,8 @@
 //! the rest by their history score.
 
 use super::MAX_PLY;
-use super::eval::capture_cells;
-use crate::rules::geometry::{Bitboard, GRID_SLOTS, THRONE, THRONE_RING};
+use super::eval::{capture_cells, winning_cells};
+use crate::rules::geometry::{Bitboard, GRID_SLOTS, THRONE_RING};
 use crate::rules::movegen::{MAX_MOVES, MoveList};
 use crate::rules::{Move, Position};
 
@@ -88,21 +88,8 @@ impl Killers {
     }
 }
 
-/// The cell where a guard of the side to move would complete the winning
-/// formation (queen active on the throne, five guards around), if any.
-pub fn winning_cells(position: &Position) -> Bitboard {
-    let us = position.side_to_move();
-    let active = position.active(us);
-    let ring_guards = active & !position.queens() & THRONE_RING;
-    if active & position.queens() & THRONE != 0 && ring_guards.count_ones() == 5 {
-        THRONE_RING & !ring_guards
-    } else {
-        0
-    }
-}
-
-/// Whether `mv` completes the formation, given the [`winning_cells`] of its
-/// position: it enters the gap from outside the ring (a guard sliding along
+/// Whether `mv` completes the formation, given the [`winning_cells`] of the
+/// side to move: it enters the gap from outside the ring (a guard sliding along
 /// the ring would only open another gap).
 pub fn is_winning(winning: Bitboard, mv: Move) -> bool {
     winning & mv.to().bit() != 0 && THRONE_RING & mv.from().bit() == 0
@@ -128,7 +115,7 @@ impl OrderedMoves {
         history: &History,
     ) -> OrderedMoves {
         let captures = capture_cells(position, position.side_to_move());
-        let winning = winning_cells(position);
+        let winning = winning_cells(position, position.side_to_move());
         let mut scores = [0; MAX_MOVES];
         for (score, &mv) in scores.iter_mut().zip(moves.iter()) {
             let to = mv.to().bit();

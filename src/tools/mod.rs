@@ -1,8 +1,9 @@
 //! Tools built on the rules and the engine: perft, bench, match statistics,
-//! the match runner and position analysis.
+//! the match runner, position analysis and the browser GUI.
 
 pub mod analyze;
 pub mod bench;
+pub mod gui;
 pub mod match_runner;
 pub mod perft;
 pub mod shard;

@@ -1,27 +1,21 @@
 //! The `perft` subcommand: counts per depth with timing, or a divide.
 
 use crate::rules::Position;
-use crate::rules::perft::perft_divide;
+use crate::rules::perft::{divide_lines, perft_divide};
 use std::io::{self, Write};
 use std::time::Instant;
 
-/// Writes the divide lines (`<move>: <count>`, a blank line, the total) and
-/// returns the total.
+/// Writes the divide lines of [`divide_lines`].
 pub fn write_divide(
     out: &mut impl Write,
     position: &Position,
     depth: u32,
     threads: usize,
-) -> io::Result<u64> {
-    let counts = perft_divide(position, depth, threads);
-    for (mv, count) in &counts {
-        writeln!(out, "{mv}: {count}")?;
+) -> io::Result<()> {
+    for line in divide_lines(position, depth, threads) {
+        writeln!(out, "{line}")?;
     }
-    let total = counts.iter().map(|(_, count)| count).sum();
-    writeln!(out)?;
-    writeln!(out, "Nodes searched: {total}")?;
-    out.flush()?;
-    Ok(total)
+    out.flush()
 }
 
 /// Counts every depth from 1 to `depth`, one line each with time and speed.

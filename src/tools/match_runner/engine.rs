@@ -49,6 +49,8 @@ pub struct EngineProcess {
     child: Child,
     stdin: ChildStdin,
     lines: Receiver<String>,
+    /// The `id` and `option` lines it sent before `uciok`.
+    declarations: Vec<String>,
 }
 
 impl EngineProcess {
@@ -125,17 +127,32 @@ impl EngineProcess {
             child,
             stdin,
             lines,
+            declarations: Vec::new(),
         };
+        let mut declarations = Vec::new();
         engine
             .send("uci")
-            .and_then(|()| engine.wait_for(timeouts.startup, abort, |line| line.trim() == "uciok"))
+            .and_then(|()| {
+                engine.wait_for(timeouts.startup, abort, |line| {
+                    if line.starts_with("id ") || line.starts_with("option ") {
+                        declarations.push(line.to_string());
+                    }
+                    line.trim() == "uciok"
+                })
+            })
             .map_err(|f| explain(f, "uciok", timeouts.startup))?;
+        engine.declarations = declarations;
         Ok(engine)
     }
 
     /// The engine's name.
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// The `id` and `option` lines of its handshake, as it sent them.
+    pub fn declarations(&self) -> &[String] {
+        &self.declarations
     }
 
     /// Sends one line.

@@ -117,10 +117,6 @@ impl Stop {
                     Termination::Forfeit => {
                         (Ending::Forfeit, format!("{} forfeit", (!winner).name()))
                     }
-                    Termination::Repetition => (
-                        Ending::Repetition,
-                        format!("{} wins by repetition", winner.name()),
-                    ),
                     Termination::NoMoves => (
                         Ending::NoMoves,
                         format!("{} has no legal move", (!winner).name()),

@@ -1,0 +1,210 @@
+//! The HTTP side of the GUI: the embedded page, a JSON API for commands and
+//! Server-Sent Events for state and analysis, all behind a per-run token and
+//! a Host check (so that another web page cannot drive the engines).
+
+use super::session::{Command, Session, geometry, lock};
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{Query, Request, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use serde::Deserialize;
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::net::IpAddr;
+use std::sync::{Arc, Mutex};
+use tokio::sync::broadcast;
+use tokio_stream::StreamExt;
+use tokio_stream::wrappers::BroadcastStream;
+
+const INDEX_HTML: &str = include_str!("web/index.html");
+const APP_JS: &str = include_str!("web/app.js");
+const APP_CSS: &str = include_str!("web/app.css");
+
+/// What every request handler shares.
+#[derive(Clone)]
+pub struct Shared {
+    /// The game, engines and analysis.
+    pub session: Arc<Mutex<Session>>,
+    /// State and analysis events for the pages.
+    pub events: broadcast::Sender<(String, String)>,
+    /// The per-run token of the URL.
+    pub token: String,
+    /// `Host` header values this server answers.
+    pub hosts: Vec<String>,
+}
+
+/// The `Host` values of this server: the address it listens on, and
+/// `localhost` when that is the loopback address.
+pub fn allowed_hosts(host: IpAddr, port: u16) -> Vec<String> {
+    let address = match host {
+        IpAddr::V6(v6) => format!("[{v6}]"),
+        v4 => v4.to_string(),
+    };
+    let mut hosts = vec![format!("{address}:{port}")];
+    if host.is_loopback() {
+        hosts.push(format!("localhost:{port}"));
+        hosts.push(format!("127.0.0.1:{port}"));
+    }
+    hosts
+}
+
+/// The routes.
+pub fn router(shared: Shared) -> Router {
+    Router::new()
+        .route("/", get(index))
+        .route(
+            "/app.js",
+            get(|| asset(APP_JS, "text/javascript; charset=utf-8")),
+        )
+        .route(
+            "/app.css",
+            get(|| asset(APP_CSS, "text/css; charset=utf-8")),
+        )
+        .route("/api/geometry", get(|| async { axum::Json(geometry()) }))
+        .route("/api/state", get(state))
+        .route("/api/events", get(events))
+        .route("/api/command", post(command))
+        .route("/api/pgn", get(export).post(import))
+        .route("/api/preview", post(preview))
+        .layer(middleware::from_fn_with_state(shared.clone(), guard))
+        .with_state(shared)
+}
+
+fn refuse(status: StatusCode, why: &str) -> Response {
+    (status, format!("{why}\n")).into_response()
+}
+
+/// Refuses foreign `Host` headers everywhere and requests without the token
+/// to anything but the static script and style sheet.
+async fn guard(
+    State(shared): State<Shared>,
+    Query(query): Query<HashMap<String, String>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let host = request
+        .headers()
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or_default();
+    if !shared.hosts.iter().any(|allowed| allowed == host) {
+        log::warn!("refused a request for host '{host}'");
+        return refuse(StatusCode::FORBIDDEN, "forbidden: unknown Host");
+    }
+    let path = request.uri().path();
+    if path != "/app.js" && path != "/app.css" {
+        let given = request
+            .headers()
+            .get("x-agon-token")
+            .and_then(|h| h.to_str().ok())
+            .or(query.get("token").map(String::as_str));
+        if given != Some(shared.token.as_str()) {
+            return refuse(
+                StatusCode::UNAUTHORIZED,
+                "unauthorized: open the URL agon gui printed, with its token",
+            );
+        }
+    }
+    let mut response = next.run(request).await;
+    let headers = response.headers_mut();
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    headers.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(
+            "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'",
+        ),
+    );
+    response
+}
+
+async fn index() -> Response {
+    asset(INDEX_HTML, "text/html; charset=utf-8").await
+}
+
+async fn asset(body: &'static str, kind: &'static str) -> Response {
+    ([(header::CONTENT_TYPE, kind)], body).into_response()
+}
+
+async fn state(State(shared): State<Shared>) -> Response {
+    axum::Json(lock(&shared.session).state()).into_response()
+}
+
+async fn events(State(shared): State<Shared>) -> Response {
+    let receiver = shared.events.subscribe();
+    let first = lock(&shared.session).state().to_string();
+    let initial = tokio_stream::once(Ok::<Event, Infallible>(
+        Event::default().event("state").data(first),
+    ));
+    // A page that falls behind skips to the next event: each one is complete.
+    let updates = BroadcastStream::new(receiver).filter_map(|message| {
+        message
+            .ok()
+            .map(|(event, data)| Ok(Event::default().event(event).data(data)))
+    });
+    Sse::new(initial.chain(updates))
+        .keep_alive(KeepAlive::default())
+        .into_response()
+}
+
+fn error_response(message: String) -> Response {
+    (
+        StatusCode::BAD_REQUEST,
+        axum::Json(serde_json::json!({ "error": message })),
+    )
+        .into_response()
+}
+
+async fn command(State(shared): State<Shared>, body: String) -> Response {
+    let command: Command = match serde_json::from_str(&body) {
+        Ok(command) => command,
+        Err(e) => return error_response(format!("bad command: {e}")),
+    };
+    log::debug!("command {command:?}");
+    let outcome = tokio::task::spawn_blocking(move || lock(&shared.session).command(command)).await;
+    match outcome {
+        Ok(Ok(())) => axum::Json(serde_json::json!({ "ok": true })).into_response(),
+        Ok(Err(message)) => error_response(message),
+        Err(e) => refuse(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+    }
+}
+
+async fn export(State(shared): State<Shared>) -> Response {
+    let text = lock(&shared.session).export();
+    let mut headers = HeaderMap::new();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/x-chess-pgn; charset=utf-8"),
+    );
+    headers.insert(
+        header::CONTENT_DISPOSITION,
+        HeaderValue::from_static("attachment; filename=\"agon-game.pgn\""),
+    );
+    (headers, Body::from(text)).into_response()
+}
+
+async fn import(State(shared): State<Shared>, body: String) -> Response {
+    let outcome = tokio::task::spawn_blocking(move || lock(&shared.session).import(&body)).await;
+    match outcome {
+        Ok(Ok(games)) => {
+            axum::Json(serde_json::json!({ "ok": true, "games": games })).into_response()
+        }
+        Ok(Err(message)) => error_response(message),
+        Err(e) => refuse(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+    }
+}
+
+#[derive(Deserialize)]
+struct PreviewRequest {
+    moves: Vec<String>,
+}
+
+async fn preview(State(shared): State<Shared>, body: String) -> Response {
+    match serde_json::from_str::<PreviewRequest>(&body) {
+        Ok(request) => axum::Json(lock(&shared.session).preview(&request.moves)).into_response(),
+        Err(e) => error_response(format!("bad preview request: {e}")),
+    }
+}

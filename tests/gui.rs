@@ -1,0 +1,869 @@
+//! The browser GUI end to end: the real `agon gui` server, Debian's headless
+//! Chromium driven over WebDriver (chromedriver), a person's clicks and the
+//! page's `data-cell`/`data-piece` contract. Moves read back from the page
+//! are replayed through the rules core.
+
+use agon::rules::{Cell, Color, Game, GameResult, Kind, parse_fen, to_fen};
+use fantoccini::{Client, ClientBuilder, Locator};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// One browser at a time: the machine has two cores.
+static BROWSER: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+const CHROMIUM: &str = "/usr/bin/chromium";
+const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
+const PATIENCE: Duration = Duration::from_secs(30);
+
+/// A child process killed when dropped.
+struct Process(Child);
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// `agon gui --no-open` with extra arguments, and the URL it printed.
+fn start_gui(args: &[&str]) -> (Process, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_agon"))
+        .arg("gui")
+        .arg("--no-open")
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("agon gui starts");
+    let stdout = child.stdout.take().expect("piped stdout");
+    let mut line = String::new();
+    BufReader::new(stdout)
+        .read_line(&mut line)
+        .expect("agon gui prints its URL");
+    let url = line.trim().to_string();
+    assert!(
+        url.starts_with("http://127.0.0.1:") && url.contains("/?token="),
+        "{url}"
+    );
+    (Process(child), url)
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+struct Browser {
+    client: Client,
+    _driver: Process,
+    _profile: PathBuf,
+}
+
+async fn browser() -> Browser {
+    let port = free_port();
+    let driver = Process(
+        Command::new(CHROMEDRIVER)
+            .arg(format!("--port={port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("chromedriver runs (apt-get install chromium chromium-driver)"),
+    );
+    let deadline = Instant::now() + PATIENCE;
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "chromedriver did not listen");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let profile =
+        std::env::temp_dir().join(format!("agon-gui-profile-{}-{port}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&profile);
+    let args = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--disable-dev-shm-usage",
+        "--window-size=1280,1000",
+        &format!("--user-data-dir={}", profile.display()),
+    ];
+    let mut capabilities = serde_json::Map::new();
+    capabilities.insert(
+        "goog:chromeOptions".into(),
+        serde_json::json!({ "binary": CHROMIUM, "args": args }),
+    );
+    let client = ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
+        .capabilities(capabilities)
+        .connect(&format!("http://127.0.0.1:{port}"))
+        .await
+        .expect("a browser session");
+    Browser {
+        client,
+        _driver: driver,
+        _profile: profile,
+    }
+}
+
+impl Browser {
+    async fn open(&self, url: &str) {
+        self.client.goto(url).await.expect("page opens");
+        self.wait_until("the board", async || self.cells().await.len() == 91)
+            .await;
+        self.wait_until("the first state", async || {
+            self.piece("f1").await == "Q"
+                || !self
+                    .js("return state === null")
+                    .await
+                    .as_bool()
+                    .unwrap_or(true)
+        })
+        .await;
+    }
+
+    async fn js(&self, script: &str) -> serde_json::Value {
+        self.client
+            .execute(script, Vec::new())
+            .await
+            .unwrap_or_else(|e| panic!("{script}: {e}"))
+    }
+
+    async fn cells(&self) -> Vec<fantoccini::elements::Element> {
+        self.client
+            .find_all(Locator::Css("[data-cell]"))
+            .await
+            .unwrap_or_default()
+    }
+
+    async fn cell(&self, name: &str) -> fantoccini::elements::Element {
+        self.client
+            .find(Locator::Css(&format!("[data-cell=\"{name}\"]")))
+            .await
+            .unwrap_or_else(|e| panic!("cell {name}: {e}"))
+    }
+
+    async fn piece(&self, name: &str) -> String {
+        self.cell(name)
+            .await
+            .attr("data-piece")
+            .await
+            .ok()
+            .flatten()
+            .unwrap_or_default()
+    }
+
+    async fn classes(&self, name: &str) -> String {
+        self.cell(name)
+            .await
+            .attr("class")
+            .await
+            .ok()
+            .flatten()
+            .unwrap_or_default()
+    }
+
+    async fn click(&self, selector: &str) {
+        self.client
+            .find(Locator::Css(selector))
+            .await
+            .unwrap_or_else(|e| panic!("{selector}: {e}"))
+            .click()
+            .await
+            .unwrap_or_else(|e| panic!("click {selector}: {e}"));
+    }
+
+    async fn click_cell(&self, name: &str) {
+        self.cell(name)
+            .await
+            .click()
+            .await
+            .unwrap_or_else(|e| panic!("click {name}: {e}"));
+    }
+
+    async fn select(&self, selector: &str, value: &str) {
+        self.client
+            .find(Locator::Css(selector))
+            .await
+            .unwrap_or_else(|e| panic!("{selector}: {e}"))
+            .select_by_value(value)
+            .await
+            .unwrap_or_else(|e| panic!("select {value} in {selector}: {e}"));
+    }
+
+    async fn set_input(&self, selector: &str, text: &str) {
+        let script = format!(
+            "const e = document.querySelector({}); e.value = {}; e.dispatchEvent(new Event('change'));",
+            serde_json::to_string(selector).unwrap(),
+            serde_json::to_string(text).unwrap()
+        );
+        self.js(&script).await;
+    }
+
+    async fn text(&self, selector: &str) -> String {
+        let script = format!(
+            "const e = document.querySelector({}); return e ? (['INPUT', 'TEXTAREA', 'SELECT'].includes(e.tagName) ? e.value : e.textContent) : '';",
+            serde_json::to_string(selector).unwrap()
+        );
+        self.js(&script)
+            .await
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    }
+
+    async fn wait_until(&self, what: &str, mut check: impl AsyncFnMut() -> bool) {
+        let deadline = Instant::now() + PATIENCE;
+        while !check().await {
+            if Instant::now() > deadline {
+                self.screenshot(&format!("timeout-{}", what.replace(' ', "-")))
+                    .await;
+                panic!("waited too long for {what}");
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    async fn moves(&self) -> Vec<String> {
+        let value = self
+            .js("return Array.from(document.querySelectorAll('#moves .ply')).map(e => e.dataset.mv);")
+            .await;
+        value
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|v| v.as_str().map(String::from))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// Every cell's `data-piece` must be what the FEN puts there.
+    async fn assert_board_is(&self, fen: &str) {
+        let position = parse_fen(fen).expect("a valid FEN");
+        let shown = self
+            .js("const o = {}; document.querySelectorAll('[data-cell]').forEach(e => o[e.dataset.cell] = e.dataset.piece); return o;")
+            .await;
+        for cell in Cell::all() {
+            let expected = position.piece_at(cell).map_or(String::new(), |p| {
+                let letter = match (p.color, p.kind) {
+                    (Color::White, Kind::Queen) => "Q",
+                    (Color::White, Kind::Guard) => "G",
+                    (Color::Black, Kind::Queen) => "q",
+                    (Color::Black, Kind::Guard) => "g",
+                };
+                format!("{letter}{}", if p.captured { "*" } else { "" })
+            });
+            assert_eq!(
+                shown[cell.to_string()].as_str(),
+                Some(expected.as_str()),
+                "cell {cell} for {fen}"
+            );
+        }
+    }
+
+    async fn assert_no_errors(&self) {
+        let errors = self.js("return window.agonErrors;").await;
+        assert_eq!(errors, serde_json::json!([]), "errors in the page");
+    }
+
+    async fn screenshot(&self, name: &str) {
+        if let Ok(png) = self.client.screenshot().await {
+            let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("gui-screenshots");
+            let _ = std::fs::create_dir_all(&dir);
+            let _ = std::fs::write(dir.join(format!("{name}.png")), png);
+        }
+    }
+
+    async fn close(self) {
+        let _ = self.client.close().await;
+    }
+}
+
+/// Replays the moves from `fen` through the rules core; every one must be legal.
+fn replay(fen: &str, moves: &[String]) -> Game {
+    let mut game = Game::new(parse_fen(fen).expect("start FEN"));
+    for (index, mv) in moves.iter().enumerate() {
+        game.play_text(mv)
+            .unwrap_or_else(|e| panic!("ply {} {mv} is illegal: {e}", index + 1));
+    }
+    game
+}
+
+/// Clicks the first legal move the page offers: an origin, then a destination.
+async fn click_some_move(page: &Browser) {
+    let origin = page
+        .js("const e = document.querySelector('.cell.origin'); return e ? e.dataset.cell : null;")
+        .await;
+    let origin = origin.as_str().expect("a piece to move").to_string();
+    page.click_cell(&origin).await;
+    let dest = page
+        .js("const e = document.querySelector('.cell.dest'); return e ? e.dataset.cell : null;")
+        .await;
+    let dest = dest.as_str().expect("a destination").to_string();
+    page.click_cell(&dest).await;
+}
+
+async fn human_to_move(page: &Browser) -> bool {
+    page.js("return !!document.querySelector('.cell.origin');")
+        .await
+        .as_bool()
+        .unwrap_or(false)
+}
+
+async fn game_over(page: &Browser) -> bool {
+    page.js("return !document.getElementById('banner').hidden;")
+        .await
+        .as_bool()
+        .unwrap_or(false)
+}
+
+/// Only this suite's own relocation-and-capture position.
+const RELOCATION_FEN: &str = "q5/7/8/9/3G*5g/11/10/9/8/7/Gg3Q w 1";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_person_plays_by_clicking_through_a_relocation_and_a_capture() {
+    let _one = BROWSER.lock().await;
+    let (_gui, url) = start_gui(&[]);
+    let page = browser().await;
+    let opened = Instant::now();
+    page.open(&url).await;
+    eprintln!(
+        "board painted {:.0} ms after navigation start ({:.0} ms from goto)",
+        page.js("return window.agonStats.firstPaintMs;")
+            .await
+            .as_f64()
+            .unwrap_or(-1.0),
+        opened.elapsed().as_secs_f64() * 1000.0
+    );
+    // The contract: 91 cells, the start position, the person plays White.
+    page.assert_board_is(agon::rules::START_FEN).await;
+    assert_eq!(page.text("#mode-label").await, "playing white");
+    page.screenshot("start").await;
+
+    // A first move by clicking, from the start position, against the default engine.
+    page.click_cell("f1").await;
+    assert!(page.classes("f2").await.contains("dest"), "f2 is offered");
+    page.click_cell("f2").await;
+    page.wait_until("the engine's reply", async || page.moves().await.len() == 2)
+        .await;
+
+    // A study position: White must relocate its captured guard, and e7c1 captures b1.
+    page.select("#play-level", "0").await;
+    page.set_input("#fen", RELOCATION_FEN).await;
+    page.click("#new-game-fen").await;
+    page.wait_until("the study position", async || {
+        page.piece("e7").await == "G*"
+    })
+    .await;
+    assert!(
+        page.classes("e7").await.contains("relocate"),
+        "the captured guard is highlighted"
+    );
+    assert!(page.text("#status").await.contains("relocate"));
+    page.click_cell("e7").await;
+    assert!(page.classes("c1").await.contains("dest"));
+    assert!(
+        page.classes("a6").await.contains("dest"),
+        "any empty outer cell"
+    );
+    assert!(
+        !page.classes("f6").await.contains("dest"),
+        "a guard never goes to the throne"
+    );
+    assert!(
+        !page.classes("e6").await.contains("dest"),
+        "nor inside the outer ring"
+    );
+    page.screenshot("relocation").await;
+    page.click_cell("c1").await;
+    page.wait_until("the capture", async || page.piece("c1").await == "G")
+        .await;
+    // The engine must now relocate its captured guard: b1 empties.
+    page.wait_until("Black's relocation", async || page.moves().await.len() == 2)
+        .await;
+    assert_eq!(
+        page.piece("b1").await,
+        "",
+        "the captured black guard was relocated"
+    );
+
+    // Play on by clicking; every reply must be legal.
+    let mut clicks = 0;
+    while clicks < 6 && !game_over(&page).await {
+        page.wait_until("the person's turn", async || {
+            human_to_move(&page).await || game_over(&page).await
+        })
+        .await;
+        if game_over(&page).await {
+            break;
+        }
+        let before = page.moves().await.len();
+        click_some_move(&page).await;
+        page.wait_until("the move and the reply", async || {
+            let now = page.moves().await.len();
+            now == before + 2 || (now == before + 1 && game_over(&page).await)
+        })
+        .await;
+        clicks += 1;
+    }
+    let moves = page.moves().await;
+    assert_eq!(moves[0], "e7c1");
+    let game = replay(RELOCATION_FEN, &moves);
+    page.wait_until("the board of the last move", async || {
+        page.text("#fen").await == to_fen(game.position())
+    })
+    .await;
+    page.assert_board_is(&to_fen(game.position())).await;
+    let delays = page.js("return window.agonStats.moveDelaysMs;").await;
+    eprintln!("click-to-board delays (ms): {delays}");
+    page.screenshot("play").await;
+    page.assert_no_errors().await;
+    page.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn analysis_follows_the_position_shown() {
+    let _one = BROWSER.lock().await;
+    let (_gui, url) = start_gui(&[]);
+    let page = browser().await;
+    page.open(&url).await;
+    page.click("#free-analysis").await;
+    page.wait_until("analysis mode", async || {
+        page.text("#mode-label").await == "analysis"
+    })
+    .await;
+    page.click("#analyse-toggle").await;
+    let first_line = async || page.text("#pv-lines li .pv").await;
+    page.wait_until("a score and a line", async || {
+        page.text("#an-score").await.contains("White") && !first_line().await.is_empty()
+    })
+    .await;
+    // Updates a second during `go infinite`.
+    let before = page
+        .js("return window.agonStats.analysisUpdates;")
+        .await
+        .as_f64()
+        .unwrap_or(0.0);
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let after = page
+        .js("return window.agonStats.analysisUpdates;")
+        .await
+        .as_f64()
+        .unwrap_or(0.0);
+    let rate = (after - before) / 3.0;
+    eprintln!("analysis updates per second during go infinite: {rate:.1}");
+    assert!(rate <= 11.0, "updates are throttled: {rate}/s");
+    let start_line = first_line().await;
+    page.screenshot("analysis").await;
+
+    page.click_cell("f1").await;
+    page.click_cell("f2").await;
+    page.wait_until("the move", async || page.piece("f2").await == "Q")
+        .await;
+    // The analysis restarts for Black; its line must be legal in the new position.
+    page.wait_until("a new line", async || {
+        let line = first_line().await;
+        let pv: Vec<String> = line.split_whitespace().map(String::from).collect();
+        !pv.is_empty() && line != start_line && {
+            let mut game = replay(agon::rules::START_FEN, &["f1f2".to_string()]);
+            pv.iter().all(|mv| game.play_text(mv).is_ok())
+        }
+    })
+    .await;
+    // Going back shows the start position's analysis again, not the stale one.
+    page.click("#nav-back").await;
+    page.wait_until("the start position", async || page.piece("f1").await == "Q")
+        .await;
+    page.wait_until("analysis of the start", async || {
+        let line = first_line().await;
+        let pv: Vec<String> = line.split_whitespace().map(String::from).collect();
+        !pv.is_empty() && replay(agon::rules::START_FEN, &pv[..1]).moves().len() == 1
+    })
+    .await;
+    page.click("#analyse-toggle").await;
+    page.wait_until("the analysis stopped", async || {
+        page.text("#analyse-toggle").await == "Analyse"
+    })
+    .await;
+    assert!(
+        !page.text("#an-score").await.is_empty(),
+        "the last result stays"
+    );
+    page.assert_no_errors().await;
+    page.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn match_records_open_step_to_the_end_and_round_trip() {
+    let _one = BROWSER.lock().await;
+    let dir =
+        PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("gui-pgn-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let pgn = dir.join("games.pgn");
+    let jsonl = dir.join("games.jsonl");
+    let me = env!("CARGO_BIN_EXE_agon");
+    let status = Command::new(me)
+        .args([
+            "match",
+            "-engine",
+            &format!("cmd={me}"),
+            "name=agon",
+            "depth=2",
+        ])
+        .args([
+            "-engine",
+            &format!("cmd={me}"),
+            "args=random",
+            "name=random",
+            "depth=1",
+        ])
+        .args([
+            "-games",
+            "3",
+            "-maxmoves",
+            "40",
+            "-openings",
+            "random",
+            "plies=2",
+            "seed=5",
+        ])
+        .arg("-pgnout")
+        .arg(&pgn)
+        .arg("-jsonl")
+        .arg(&jsonl)
+        .stdout(Stdio::null())
+        .status()
+        .expect("agon match runs");
+    assert!(status.success());
+    let finals: Vec<String> = std::fs::read_to_string(&jsonl)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["final_fen"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(finals.len(), 3);
+
+    let (_gui, url) = start_gui(&[]);
+    let page = browser().await;
+    page.open(&url).await;
+    page.click("#panel-records summary").await;
+    page.client
+        .find(Locator::Css("#pgn-file"))
+        .await
+        .unwrap()
+        .send_keys(pgn.to_str().unwrap())
+        .await
+        .unwrap();
+    page.wait_until("three games listed", async || {
+        page.js("return document.querySelectorAll('#library option').length;")
+            .await
+            == 3
+    })
+    .await;
+    page.select("#library", "1").await;
+    page.wait_until("the second game", async || {
+        page.text("#mode-label").await == "analysis"
+    })
+    .await;
+    // The End key steps to the end; Left and Right step one ply.
+    page.click("body").await;
+    page.js("document.activeElement.blur();").await;
+    let keys = page.client.find(Locator::Css("body")).await.unwrap();
+    keys.send_keys("\u{E010}").await.unwrap();
+    page.wait_until("the final position", async || {
+        page.text("#fen").await == finals[1]
+    })
+    .await;
+    page.assert_board_is(&finals[1]).await;
+    keys.send_keys("\u{E012}").await.unwrap();
+    page.wait_until("one ply back", async || {
+        page.text("#fen").await != finals[1]
+    })
+    .await;
+    keys.send_keys("\u{E014}").await.unwrap();
+    page.wait_until("forward again", async || {
+        page.text("#fen").await == finals[1]
+    })
+    .await;
+    let scored = page
+        .js("return Array.from(document.querySelectorAll('#moves .ply small')).length;")
+        .await;
+    assert!(
+        scored.as_u64().unwrap_or(0) > 0,
+        "per-move scores are shown"
+    );
+    page.screenshot("records").await;
+
+    // Export, start afresh, import: the same moves and the same end.
+    let moves = page.moves().await;
+    page.click("#pgn-export").await;
+    page.wait_until("the exported text", async || {
+        page.text("#pgn-text").await.contains("[FEN")
+    })
+    .await;
+    let exported = page.text("#pgn-text").await;
+    let original = std::fs::read_to_string(&pgn).unwrap();
+    let movetext = |text: &str| {
+        text.lines()
+            .filter(|l| !l.starts_with('[') && !l.is_empty())
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let second = original.split("[Event").nth(2).expect("a second game");
+    let second = &second[second.find('\n').unwrap_or(0)..];
+    assert_eq!(
+        movetext(&exported),
+        movetext(second),
+        "the export keeps the match's moves and comments"
+    );
+    page.click("#new-game").await;
+    page.wait_until("a new game", async || page.moves().await.is_empty())
+        .await;
+    page.set_input("#pgn-text", &exported).await;
+    page.click("#pgn-import").await;
+    page.wait_until("the imported game", async || page.moves().await == moves)
+        .await;
+    keys.send_keys("\u{E010}").await.unwrap();
+    page.wait_until("its final position", async || {
+        page.text("#fen").await == finals[1]
+    })
+    .await;
+    let again = page
+        .js("return fetch('/api/pgn', {headers: {'x-agon-token': token}}).then(r => r.text());")
+        .await;
+    assert_eq!(
+        again
+            .as_str()
+            .unwrap()
+            .lines()
+            .filter(|l| !l.starts_with("[Date"))
+            .collect::<Vec<_>>(),
+        exported
+            .lines()
+            .filter(|l| !l.starts_with("[Date"))
+            .collect::<Vec<_>>(),
+        "export, import, export gives the same record"
+    );
+    page.assert_no_errors().await;
+    page.close().await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_engine_game_ends_as_the_rules_say() {
+    let _one = BROWSER.lock().await;
+    let (_gui, url) = start_gui(&[]);
+    let page = browser().await;
+    page.open(&url).await;
+    page.click("#panel-watch summary").await;
+    page.select("#watch-white", "0").await;
+    page.select("#watch-black", "1").await;
+    page.set_input("#watch-tc", "0.2+0.01").await;
+    page.click("#watch-start").await;
+    page.wait_until("the engines moving", async || page.moves().await.len() >= 4)
+        .await;
+    page.click("#watch-pause").await;
+    page.wait_until("paused", async || {
+        page.text("#watch-pause").await == "Resume"
+    })
+    .await;
+    let paused_at = page.moves().await.len();
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    assert!(
+        page.moves().await.len() <= paused_at + 1,
+        "no moves while paused"
+    );
+    page.click("#watch-pause").await;
+    let deadline = Instant::now() + Duration::from_secs(90);
+    while !game_over(&page).await {
+        assert!(Instant::now() < deadline, "the engine game did not finish");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let moves = page.moves().await;
+    let game = replay(agon::rules::START_FEN, &moves);
+    let winner = page
+        .js("return document.getElementById('banner').dataset.winner;")
+        .await;
+    let termination = page
+        .js("return document.getElementById('banner').dataset.termination;")
+        .await;
+    match game.result() {
+        GameResult::Win { winner: w, reason } => {
+            assert_eq!(winner.as_str(), Some(w.name()), "{moves:?}");
+            assert_eq!(termination.as_str(), Some(reason.name()));
+        }
+        GameResult::Draw => assert_eq!(winner.as_str(), Some("draw")),
+        GameResult::Ongoing => {
+            // Only the clock can end a game the board has not.
+            assert_eq!(termination.as_str(), Some("time forfeit"), "{moves:?}");
+        }
+    }
+    page.screenshot("engine-game").await;
+    // Step back through the finished game.
+    page.click("#nav-start").await;
+    page.wait_until("the start", async || {
+        page.text("#fen").await == agon::rules::START_FEN
+    })
+    .await;
+    page.assert_no_errors().await;
+    page.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crashing_engine_is_reported_and_the_page_keeps_working() {
+    let _one = BROWSER.lock().await;
+    let (_gui, url) = start_gui(&["--engine", "python3 tests/engines/scripted.py crash"]);
+    let page = browser().await;
+    page.open(&url).await;
+    // The scripted engine shuffles once, then exits instead of answering.
+    page.click_cell("f1").await;
+    page.click_cell("e1").await;
+    page.wait_until("the shuffle", async || page.piece("g11").await == "q")
+        .await;
+    page.click_cell("e1").await;
+    page.click_cell("f1").await;
+    page.wait_until("the crash report", async || {
+        page.text("#notice").await.contains("crash") && game_over(&page).await
+    })
+    .await;
+    page.click("#panel-engines summary").await;
+    assert!(page.text("#engines").await.contains("failed"));
+    page.screenshot("crash").await;
+    // Another engine, a new game, a move and a reply.
+    page.select("#play-engine", "0").await;
+    page.select("#play-level", "0").await;
+    page.click("#new-game").await;
+    page.wait_until("a new game", async || {
+        page.moves().await.is_empty() && !game_over(&page).await
+    })
+    .await;
+    page.click_cell("f1").await;
+    page.click_cell("f2").await;
+    page.wait_until("agon's reply", async || page.moves().await.len() == 2)
+        .await;
+    replay(agon::rules::START_FEN, &page.moves().await);
+    page.assert_no_errors().await;
+    page.close().await;
+}
+
+/// A raw HTTP request; returns the status code.
+fn http_status(port: u16, path: &str, host: &str, token: Option<&str>) -> u16 {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).expect("the server listens");
+    let token_header = token.map_or(String::new(), |t| format!("x-agon-token: {t}\r\n"));
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: {host}\r\n{token_header}Connection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut reply = String::new();
+    let _ = stream.read_to_string(&mut reply);
+    reply
+        .split_whitespace()
+        .nth(1)
+        .and_then(|code| code.parse().ok())
+        .unwrap_or(0)
+}
+
+#[test]
+fn requests_without_the_token_or_with_a_foreign_host_are_refused() {
+    let (_gui, url) = start_gui(&[]);
+    let rest = url.trim_start_matches("http://127.0.0.1:");
+    let (port, query) = rest.split_once('/').unwrap();
+    let port: u16 = port.parse().unwrap();
+    let token = query.trim_start_matches("?token=");
+    let host = format!("127.0.0.1:{port}");
+    assert_eq!(http_status(port, "/api/state", &host, None), 401);
+    assert_eq!(http_status(port, "/api/state", &host, Some("0123")), 401);
+    assert_eq!(http_status(port, "/", &host, None), 401);
+    assert_eq!(http_status(port, "/api/events", &host, None), 401);
+    assert_eq!(
+        http_status(port, "/api/state", "evil.example:80", Some(token)),
+        403
+    );
+    assert_eq!(http_status(port, "/api/state", &host, Some(token)), 200);
+    assert_eq!(
+        http_status(
+            port,
+            &format!("/?token={token}"),
+            &format!("localhost:{port}"),
+            None
+        ),
+        200
+    );
+}
+
+#[test]
+fn sigterm_ends_the_server_and_its_engines() {
+    let (mut gui, url) = start_gui(&[]);
+    let port: u16 = url
+        .trim_start_matches("http://127.0.0.1:")
+        .split('/')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let token = url.split("token=").nth(1).unwrap();
+    // The default engine runs from the start; find it among the server's children.
+    let server = gui.0.id().to_string();
+    let children = || {
+        let mut found = Vec::new();
+        for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+            let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+            // pid (comm) state ppid ...
+            let after = stat.rsplit_once(") ").map_or("", |(_, rest)| rest);
+            if after.split_whitespace().nth(1) == Some(server.as_str()) {
+                found.push(entry.file_name().to_string_lossy().into_owned());
+            }
+        }
+        found
+    };
+    let deadline = Instant::now() + PATIENCE;
+    while children().is_empty() {
+        assert!(Instant::now() < deadline, "no engine process started");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(
+        http_status(
+            port,
+            "/api/state",
+            &format!("127.0.0.1:{port}"),
+            Some(token)
+        ),
+        200
+    );
+    let engines = children();
+    Command::new("kill")
+        .arg("-TERM")
+        .arg(gui.0.id().to_string())
+        .status()
+        .unwrap();
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        if let Ok(Some(status)) = gui.0.try_wait() {
+            assert!(status.success(), "agon gui exits cleanly: {status}");
+            break;
+        }
+        assert!(Instant::now() < deadline, "agon gui did not stop");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    for pid in engines {
+        let alive = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .map(|stat| !stat.contains(") Z "))
+            .unwrap_or(false);
+        assert!(!alive, "engine {pid} still runs");
+    }
+}
