@@ -418,11 +418,81 @@ mod tests {
     }
 
     #[test]
-    fn the_score_flips_with_the_side_to_move_on_a_mirrored_board() {
+    fn the_side_ahead_is_ahead_whoever_is_to_move() {
         let white = parse_fen("6/7/8/9/4G5/5Q5/10/9/8/g6/q5 w").unwrap();
         let black = parse_fen("6/7/8/9/4G5/5Q5/10/9/8/g6/q5 b").unwrap();
         assert!(evaluate(&white, &FULL) > 0);
         assert!(evaluate(&black, &FULL) < 0);
+    }
+
+    /// The position turned half a turn about the throne, cell (file, rank)
+    /// to (10 - file, 10 - rank), with the colours swapped: the board's
+    /// central symmetry, the same game seen from the other side. In FEN
+    /// the ranks and the cells of each rank come in reverse order.
+    fn mirrored(fen: &str) -> String {
+        let mut fields = fen.split(' ');
+        let board = fields.next().unwrap();
+        let side = if fields.next() == Some("w") { "b" } else { "w" };
+        let ranks: Vec<String> = board
+            .split('/')
+            .rev()
+            .map(|rank| {
+                // Tokens: a run of empty cells, or a piece with its capture mark.
+                let mut tokens: Vec<String> = Vec::new();
+                for c in rank.chars() {
+                    match tokens.last_mut() {
+                        Some(last)
+                            if c == '*'
+                                || (c.is_ascii_digit()
+                                    && last.bytes().all(|b| b.is_ascii_digit())) =>
+                        {
+                            last.push(c);
+                        }
+                        _ => tokens.push(c.to_string()),
+                    }
+                }
+                tokens
+                    .iter()
+                    .rev()
+                    .flat_map(|token| token.chars())
+                    .map(|c| {
+                        if c.is_ascii_uppercase() {
+                            c.to_ascii_lowercase()
+                        } else {
+                            c.to_ascii_uppercase()
+                        }
+                    })
+                    .collect()
+            })
+            .collect();
+        format!("{} {side}", ranks.join("/"))
+    }
+
+    #[test]
+    fn the_mirrored_board_scores_the_same_for_its_side_to_move() {
+        for fen in [
+            "6/7/8/9/4G5/5Q5/10/9/8/g6/q5 w",
+            "6/7/8/9/4GG4/4GQG4/5G4/4G4/8/g6/q5 b",
+            "6/7/2G5/1q3G3/5G4/3gGQg*G1g1/6g3/5g3/2g5/2G4/6 b",
+            "6/7/8/5G3/3GGGQ3/3gG*qg4/3G*gg4/3g1g3/8/7/6 w",
+            "q1G2g/G5G/8/9/g8g/11/G8G/9/7g/g6/1G1g1Q w",
+        ] {
+            let position = parse_fen(fen).unwrap();
+            let mirror = parse_fen(&mirrored(fen)).unwrap_or_else(|e| panic!("{fen}: {e}"));
+            assert_ne!(position.key(), mirror.key(), "{fen} is its own mirror");
+            assert_eq!(mirrored(&mirrored(fen)), fen);
+            assert_eq!(
+                term_differences(&position),
+                term_differences(&mirror),
+                "{fen}"
+            );
+            assert_eq!(
+                evaluate(&position, &FULL),
+                evaluate(&mirror, &FULL),
+                "{fen}"
+            );
+            assert_ne!(evaluate(&position, &FULL), 0, "{fen}");
+        }
     }
 
     #[test]

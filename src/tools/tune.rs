@@ -5,9 +5,11 @@
 //! engines' searches reported, or to a blend of both.
 
 use super::match_runner::record::{GameRecord, ScoreRecord};
-use crate::rules::{Color, Game, parse_fen};
+use crate::rules::{Color, Game, MoveError, parse_fen};
 use crate::search::eval::{Term, is_quiet, term_differences};
-use std::io::BufRead;
+use std::fmt;
+use std::io::{self, BufRead};
+use std::path::PathBuf;
 
 /// Plies after the opening book skipped in each game: the first engine
 /// moves of a game carry little information about its result.
@@ -19,6 +21,125 @@ const FIT_STEPS: usize = 3000;
 const MIN_SCALE: f64 = 1e-5;
 /// The largest weight the options accept, in percent.
 const MAX_PERCENT: f64 = 1000.0;
+
+/// Why records could not be read into samples.
+#[derive(Debug)]
+pub enum RecordError {
+    /// Reading a line failed.
+    Read {
+        /// The line, counted from 1.
+        line: usize,
+        /// What the reader said.
+        source: io::Error,
+    },
+    /// A record holds a move that is not legal where it was played.
+    IllegalMove {
+        /// The line, counted from 1.
+        line: usize,
+        /// Whether the move is one of the opening book's.
+        book: bool,
+        /// The move as recorded.
+        text: String,
+        /// Why it is not legal.
+        source: MoveError,
+    },
+}
+
+impl fmt::Display for RecordError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RecordError::Read { line, source } => write!(f, "cannot read line {line}: {source}"),
+            RecordError::IllegalMove {
+                line,
+                book,
+                text,
+                source,
+            } => {
+                let which = if *book { "book move" } else { "move" };
+                write!(f, "line {line}: {which} {text}: {source}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for RecordError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            RecordError::Read { source, .. } => Some(source),
+            RecordError::IllegalMove { source, .. } => Some(source),
+        }
+    }
+}
+
+/// Why `agon tune` fitted no weights.
+#[derive(Debug)]
+pub enum TuneError {
+    /// The result weight is outside 0 to 1.
+    ResultWeight(f64),
+    /// A records file cannot be opened (missing, unreadable).
+    Open {
+        /// The file.
+        path: PathBuf,
+        /// Why it cannot be opened.
+        source: io::Error,
+    },
+    /// A records file holds something that cannot be replayed.
+    Records {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong in it.
+        source: RecordError,
+    },
+    /// The records hold no quiet position to fit to.
+    NoQuietPosition,
+    /// The evaluation predicts nothing of the targets (the logistic scale
+    /// fell to its minimum).
+    NoPrediction {
+        /// The games read.
+        games: usize,
+        /// The result weight asked for.
+        result_weight: f64,
+    },
+    /// Writing the report failed.
+    Output(io::Error),
+}
+
+impl fmt::Display for TuneError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TuneError::ResultWeight(weight) => {
+                write!(f, "the result weight must be between 0 and 1, got {weight}")
+            }
+            TuneError::Open { path, source } => {
+                write!(f, "cannot open {}: {source}", path.display())
+            }
+            TuneError::Records { path, source } => write!(f, "{}: {source}", path.display()),
+            TuneError::NoQuietPosition => write!(f, "no quiet position found in the records"),
+            TuneError::NoPrediction {
+                games,
+                result_weight,
+            } => write!(
+                f,
+                "the evaluation does not predict the targets of these {games} games \
+                 (too few decisive games for a result weight of {result_weight}?); \
+                 no weights fitted"
+            ),
+            TuneError::Output(source) => write!(f, "cannot write the report: {source}"),
+        }
+    }
+}
+
+impl std::error::Error for TuneError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            TuneError::Open { source, .. } | TuneError::Output(source) => Some(source),
+            TuneError::Records { source, .. } => Some(source),
+            TuneError::ResultWeight(_)
+            | TuneError::NoQuietPosition
+            | TuneError::NoPrediction { .. } => None,
+        }
+    }
+}
 
 /// Converts a reported search score (centi-guards) into an expected score
 /// for a target: a guard ahead is worth about 60%.
@@ -52,10 +173,20 @@ pub struct Samples {
 /// # Errors
 ///
 /// Reading the input failed, or a record holds a move that is not legal.
-pub fn load_samples(input: impl BufRead, result_weight: f64) -> Result<Samples, String> {
+pub fn load_samples(input: impl BufRead, result_weight: f64) -> Result<Samples, RecordError> {
     let mut loaded = Samples::default();
     for (index, line) in input.lines().enumerate() {
-        let line = line.map_err(|e| format!("cannot read line {}: {e}", index + 1))?;
+        let number = index + 1;
+        let line = line.map_err(|source| RecordError::Read {
+            line: number,
+            source,
+        })?;
+        let illegal = |book: bool, text: &str, source| RecordError::IllegalMove {
+            line: number,
+            book,
+            text: text.to_string(),
+            source,
+        };
         if line.trim().is_empty() {
             continue;
         }
@@ -71,7 +202,7 @@ pub fn load_samples(input: impl BufRead, result_weight: f64) -> Result<Samples, 
         let mut game = Game::new(start);
         for mv in &record.book {
             game.play_text(mv)
-                .map_err(|e| format!("line {}: book move {mv}: {e}", index + 1))?;
+                .map_err(|source| illegal(true, mv, source))?;
         }
         for (ply, mv) in record.moves.iter().enumerate() {
             let position = *game.position();
@@ -97,7 +228,7 @@ pub fn load_samples(input: impl BufRead, result_weight: f64) -> Result<Samples, 
                 });
             }
             game.play_text(&mv.text)
-                .map_err(|e| format!("line {}: move {}: {e}", index + 1, mv.text))?;
+                .map_err(|source| illegal(false, &mv.text, source))?;
         }
         loaded.games += 1;
     }
@@ -194,38 +325,43 @@ pub fn fit(samples: &[Sample], start: &[f64; Term::COUNT]) -> Fit {
 ///
 /// # Errors
 ///
-/// A file cannot be read, holds an illegal move, or yields no position.
+/// A [`TuneError`]: a bad result weight, a file that cannot be opened or
+/// replayed, no position to fit, a fit without signal, or a failed write.
 pub fn run(
-    files: &[std::path::PathBuf],
+    files: &[PathBuf],
     result_weight: f64,
-    out: &mut impl std::io::Write,
-) -> Result<(), String> {
+    out: &mut impl io::Write,
+) -> Result<(), TuneError> {
     if !(0.0..=1.0).contains(&result_weight) {
-        return Err("the result weight must be between 0 and 1".into());
+        return Err(TuneError::ResultWeight(result_weight));
     }
     let mut loaded = Samples::default();
     for path in files {
-        let file = std::fs::File::open(path)
-            .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
-        let part = load_samples(std::io::BufReader::new(file), result_weight)
-            .map_err(|e| format!("{}: {e}", path.display()))?;
+        let file = std::fs::File::open(path).map_err(|source| TuneError::Open {
+            path: path.clone(),
+            source,
+        })?;
+        let part = load_samples(io::BufReader::new(file), result_weight).map_err(|source| {
+            TuneError::Records {
+                path: path.clone(),
+                source,
+            }
+        })?;
         loaded.samples.extend(part.samples);
         loaded.games += part.games;
         loaded.skipped += part.skipped;
     }
     if loaded.samples.is_empty() {
-        return Err("no quiet position found in the records".into());
+        return Err(TuneError::NoQuietPosition);
     }
     let fit = fit(&loaded.samples, &[100.0; Term::COUNT]);
     if fit.scale < MIN_SCALE * 1.01 {
-        return Err(format!(
-            "the evaluation does not predict the targets of these {} games \
-             (too few decisive games for a result weight of {result_weight}?); \
-             no weights fitted",
-            loaded.games
-        ));
+        return Err(TuneError::NoPrediction {
+            games: loaded.games,
+            result_weight,
+        });
     }
-    let write = |out: &mut dyn std::io::Write| -> std::io::Result<()> {
+    let write = |out: &mut dyn io::Write| -> io::Result<()> {
         writeln!(
             out,
             "games {} (lines skipped {}), quiet positions {}",
@@ -249,7 +385,7 @@ pub fn run(
         }
         Ok(())
     };
-    write(out).map_err(|e| e.to_string())
+    write(out).map_err(TuneError::Output)
 }
 
 #[cfg(test)]
@@ -330,5 +466,32 @@ mod tests {
                 .iter()
                 .all(|s| (s.target - hundred).abs() < 1e-12)
         );
+    }
+
+    #[test]
+    fn a_missing_file_and_a_bad_weight_are_told_apart() {
+        let missing = [PathBuf::from("/nonexistent/games.jsonl")];
+        let mut out = Vec::new();
+        match run(&missing, 0.5, &mut out) {
+            Err(TuneError::Open { path, source }) => {
+                assert_eq!(path, missing[0]);
+                assert_eq!(source.kind(), io::ErrorKind::NotFound);
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(
+            run(&missing, 2.0, &mut out),
+            Err(TuneError::ResultWeight(weight)) if weight == 2.0
+        ));
+        let illegal = format!(
+            r#"{{"game":1,"round":1,"white":"a","black":"b","result":"1/2-1/2","verdict":"Draw","termination":"repetition","reason":"x","fen":"{}","book":["f1f3"],"moves":[],"white_time_control":"-","black_time_control":"-","final_fen":"-","date":"2026.11.30"}}"#,
+            crate::rules::START_FEN
+        );
+        let error = load_samples(illegal.as_bytes(), 1.0).unwrap_err();
+        assert!(
+            matches!(&error, RecordError::IllegalMove { line: 1, book: true, text, .. } if text == "f1f3"),
+            "{error:?}"
+        );
+        assert!(out.is_empty());
     }
 }
