@@ -324,7 +324,11 @@ impl Session {
             seats: ROLES
                 .iter()
                 .map(|role| Seat {
-                    choice: if *role == Role::Opponent { default_engine } else { 0 },
+                    choice: if *role == Role::Opponent {
+                        default_engine
+                    } else {
+                        0
+                    },
                     generation: 0,
                     handle: None,
                     status: Status::Idle,
