@@ -55,6 +55,11 @@ impl fmt::Display for GameResult {
     }
 }
 
+/// Judges a single position by the rules that need no history.
+pub(crate) fn position_result(position: &Position) -> GameResult {
+    formation_result(position).unwrap_or_else(|| no_move_result(position))
+}
+
 /// The formation tests, first in the order of the rules.
 fn formation_result(position: &Position) -> Option<GameResult> {
     let (winner, reason) = match position.formation_outcome()? {

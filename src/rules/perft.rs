@@ -1,5 +1,6 @@
 //! Perft: counting move sequences to a fixed depth, the standard check of a
-//! move generator, with bulk counting at the last ply and rayon over root moves.
+//! move generator, with bulk counting at the last ply and rayon over root
+//! moves, and the divide lines that the protocol and `agon perft` print.
 
 use super::movegen::{count_legal, legal_moves};
 use super::notation::to_fen;
