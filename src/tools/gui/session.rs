@@ -320,10 +320,15 @@ impl Session {
     ) -> Arc<Mutex<Session>> {
         let start = parse_fen(crate::rules::START_FEN).unwrap_or(Position::empty(Color::White, 1));
         let session = Arc::new(Mutex::new(Session {
+            // The opponent is the chosen default; analysis and engine games start with agon.
             seats: ROLES
                 .iter()
-                .map(|_| Seat {
-                    choice: default_engine,
+                .map(|role| Seat {
+                    choice: if *role == Role::Opponent {
+                        default_engine
+                    } else {
+                        0
+                    },
                     generation: 0,
                     handle: None,
                     status: Status::Idle,
