@@ -10,8 +10,8 @@ pub mod openings;
 pub mod options;
 pub mod record;
 pub mod referee;
-pub mod schedule;
-pub mod state;
+pub(crate) mod schedule;
+pub(crate) mod state;
 
 use crate::rules::Color;
 use crate::tools::shard::Shard;
