@@ -841,8 +841,15 @@ impl Session {
             }
             Command::Takeback => self.take_back(),
             Command::Hint => {
+                // The opponent engine gives it, so only while it waits for the person.
+                let Mode::Play { human } = self.mode else {
+                    return Err("a hint is for a game against the engine".into());
+                };
                 if self.verdict().is_some() {
                     return Err("the game is over".into());
+                }
+                if self.game().position().side_to_move() != human {
+                    return Err("it is the engine's turn".into());
                 }
                 let id = self.new_search_id();
                 self.hint = Some((id, String::new()));
