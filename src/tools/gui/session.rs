@@ -939,10 +939,11 @@ impl Session {
                 }
                 self.cursor = self.plies.len();
                 let time_ms = u64::try_from(self.turn_started.elapsed().as_millis()).unwrap_or(0);
+                // The person's clock is not running before their first move of a new game.
                 if let Some(clocks) = &mut self.clocks
                     && clocks.since.is_none()
                 {
-                    clocks.since = Some(self.turn_started);
+                    clocks.since = Some(Instant::now());
                 }
                 self.play(text, None, time_ms)
             }
