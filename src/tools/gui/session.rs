@@ -5,7 +5,6 @@
 
 use super::driver::{EngineHandle, Info, OptionDecl, Purpose, Report, Request, Search, Status};
 use super::pgn::{ReadGame, WhiteScore, read_games};
-use crate::rules::game::position_result;
 use crate::rules::geometry::{Bitboard, OUTER_RING, cells_of};
 use crate::rules::{
     Cell, Color, Game, GameResult, Kind, Position, Termination, legal_moves, parse_fen, parse_move,
@@ -590,7 +589,7 @@ impl Session {
             lines: Vec::new(),
             dirty: true,
         };
-        if position_result(self.game_at(self.cursor).position()) != GameResult::Ongoing {
+        if is_finished(self.game_at(self.cursor).position()) {
             self.stop(Role::Analyst);
             return;
         }
@@ -951,7 +950,7 @@ impl Session {
             Mode::Analysis => {
                 let position = *self.game_at(self.cursor).position();
                 parse_move(&position, text).map_err(|e| format!("illegal move {text}: {e}"))?;
-                if position_result(&position) != GameResult::Ongoing {
+                if is_finished(&position) {
                     return Err("the game is over at this position".into());
                 }
                 // A move off the end of the record replaces what followed.
@@ -1252,7 +1251,7 @@ impl Session {
         let may_move = match self.mode {
             Mode::Play { human } => at_end && verdict.is_none() && position.side_to_move() == human,
             Mode::Watch { .. } => false,
-            Mode::Analysis => position_result(&position) == GameResult::Ongoing,
+            Mode::Analysis => !is_finished(&position),
         };
         let legal: Vec<String> = if may_move {
             legal_moves(&position)
@@ -1364,6 +1363,11 @@ impl Session {
         let state = self.state().to_string();
         (self.publish)("state", state);
     }
+}
+
+/// Whether the position alone ends the game (formation or no legal move).
+fn is_finished(position: &Position) -> bool {
+    Game::new(*position).result() != GameResult::Ongoing
 }
 
 /// The captured pieces that may be relocated now (the queen first).
