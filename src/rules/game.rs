@@ -76,6 +76,12 @@ fn no_move_result(position: &Position) -> GameResult {
     }
 }
 
+/// The verdict on a position alone, without the game's history (so without
+/// the repetition rule): what a board shown out of its game can tell.
+pub fn position_result(position: &Position) -> GameResult {
+    formation_result(position).unwrap_or_else(|| no_move_result(position))
+}
+
 /// A start position and the moves played from it.
 #[derive(Clone, Debug)]
 pub struct Game {

@@ -21,7 +21,7 @@ impl Color {
     }
 
     /// The lower-case English name.
-    pub(crate) const fn name(self) -> &'static str {
+    pub const fn name(self) -> &'static str {
         match self {
             Color::White => "white",
             Color::Black => "black",
