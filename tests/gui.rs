@@ -752,8 +752,7 @@ async fn an_engine_game_ends_as_the_rules_say() {
         .await;
     match game.result() {
         GameResult::Win { winner: w, reason } => {
-            let name = if w == Color::White { "white" } else { "black" };
-            assert_eq!(winner.as_str(), Some(name), "{moves:?}");
+            assert_eq!(winner.as_str(), Some(w.name()), "{moves:?}");
             assert_eq!(termination.as_str(), Some(reason.name()));
         }
         GameResult::Draw => assert_eq!(winner.as_str(), Some("draw")),

@@ -5,6 +5,7 @@
 
 use super::driver::{EngineHandle, Info, OptionDecl, Purpose, Report, Request, Search, Status};
 use super::pgn::{ReadGame, WhiteScore, read_games};
+use crate::rules::game::position_result;
 use crate::rules::geometry::{Bitboard, OUTER_RING, cells_of};
 use crate::rules::{
     Cell, Color, Game, GameResult, Kind, Position, Termination, legal_moves, parse_fen, parse_move,
@@ -589,7 +590,7 @@ impl Session {
             lines: Vec::new(),
             dirty: true,
         };
-        if is_finished(self.game_at(self.cursor).position()) {
+        if finished(self.game_at(self.cursor).position()) {
             self.stop(Role::Analyst);
             return;
         }
@@ -950,7 +951,7 @@ impl Session {
             Mode::Analysis => {
                 let position = *self.game_at(self.cursor).position();
                 parse_move(&position, text).map_err(|e| format!("illegal move {text}: {e}"))?;
-                if is_finished(&position) {
+                if finished(&position) {
                     return Err("the game is over at this position".into());
                 }
                 // A move off the end of the record replaces what followed.
@@ -1251,7 +1252,7 @@ impl Session {
         let may_move = match self.mode {
             Mode::Play { human } => at_end && verdict.is_none() && position.side_to_move() == human,
             Mode::Watch { .. } => false,
-            Mode::Analysis => !is_finished(&position),
+            Mode::Analysis => !finished(&position),
         };
         let legal: Vec<String> = if may_move {
             legal_moves(&position)
@@ -1366,8 +1367,8 @@ impl Session {
 }
 
 /// Whether the position alone ends the game (formation or no legal move).
-fn is_finished(position: &Position) -> bool {
-    Game::new(*position).result() != GameResult::Ongoing
+fn finished(position: &Position) -> bool {
+    position_result(position) != GameResult::Ongoing
 }
 
 /// The captured pieces that may be relocated now (the queen first).
