@@ -390,7 +390,15 @@ async fn a_person_plays_by_clicking_through_a_relocation_and_a_capture() {
     assert_eq!(page.text("#mode-label").await, "playing white");
     page.screenshot("start").await;
 
-    // A first move by clicking, from the start position, against the default engine.
+    // A hint is an arrow on the board; then a first move by clicking.
+    page.click("#hint").await;
+    page.wait_until("the hint arrow", async || {
+        page.js("return !!document.querySelector('.arrow.hint');")
+            .await
+            .as_bool()
+            .unwrap_or(false)
+    })
+    .await;
     page.click_cell("f1").await;
     assert!(page.classes("f2").await.contains("dest"), "f2 is offered");
     page.click_cell("f2").await;
