@@ -92,6 +92,82 @@ enum Command {
         #[arg(long, default_value_t = 0.0)]
         result_weight: f64,
     },
+    /// Self-play training data: games at fixed nodes per move, appended to a
+    /// file of compact records (protocol.md, "Training records").
+    Datagen {
+        /// The record file (created, or continued when it exists).
+        #[arg(long)]
+        output: std::path::PathBuf,
+        /// Nodes searched per move.
+        #[arg(long, default_value_t = 5000)]
+        nodes: u64,
+        /// Games played at once, one search thread each.
+        #[arg(long, default_value_t = 1, value_parser = threads())]
+        threads: usize,
+        /// Stop after this many new games.
+        #[arg(long)]
+        games: Option<u64>,
+        /// Stop after this many new positions.
+        #[arg(long)]
+        positions: Option<u64>,
+        /// Stop after this many seconds.
+        #[arg(long)]
+        seconds: Option<u64>,
+        /// Seed of the openings and of the choices among near-best moves.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Uniformly random plies from the start (this or one more).
+        #[arg(long, default_value_t = 6)]
+        random_plies: u32,
+        /// Searched plies in which any move within --margin of the best may be played.
+        #[arg(long, default_value_t = 10)]
+        near_best_plies: u32,
+        /// Centi-guards a near-best move may be behind the best.
+        #[arg(long, default_value_t = 30)]
+        margin: i32,
+        /// Games reaching this many plies are scored drawn.
+        #[arg(long, default_value_t = 400)]
+        max_plies: u32,
+        /// Transposition table per game thread, MiB.
+        #[arg(long, default_value_t = 8)]
+        hash: usize,
+        /// The evaluation the searches use: `network` or `hand`.
+        #[arg(long, default_value = "hand")]
+        eval: String,
+    },
+    /// Train a network on `agon datagen` record files; writes the network file.
+    Train {
+        /// Record files.
+        #[arg(required = true)]
+        files: Vec<std::path::PathBuf>,
+        /// The network file written (after every epoch).
+        #[arg(long)]
+        output: std::path::PathBuf,
+        /// Passes over the training positions.
+        #[arg(long, default_value_t = 10)]
+        epochs: usize,
+        /// Positions per gradient step.
+        #[arg(long, default_value_t = 16384)]
+        batch: usize,
+        /// Adam's step size in the first epoch.
+        #[arg(long, default_value_t = 0.001)]
+        lr: f32,
+        /// Factor applied to the step size after each epoch.
+        #[arg(long, default_value_t = 0.8)]
+        lr_decay: f32,
+        /// Weight of the game results in the targets (the rest: search scores).
+        #[arg(long, default_value_t = 0.3)]
+        result_weight: f32,
+        /// Share of the positions held out for the validation loss.
+        #[arg(long, default_value_t = 0.02)]
+        validation: f64,
+        /// Seed of the initial weights, the split and the order.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Threads sharing each batch.
+        #[arg(long, default_value_t = 2, value_parser = threads())]
+        threads: usize,
+    },
     /// Play, watch and analyse games in the browser: a local web server; its
     /// first output line is the URL to open.
     Gui {
@@ -164,6 +240,74 @@ fn main() -> ExitCode {
             result_weight,
         }) => agon::tools::tune::run(&files, result_weight, &mut io::stdout().lock())
             .map_err(Into::into),
+        Some(Command::Datagen {
+            output,
+            nodes,
+            threads,
+            games,
+            positions,
+            seconds,
+            seed,
+            random_plies,
+            near_best_plies,
+            margin,
+            max_plies,
+            hash,
+            eval,
+        }) => parse_evaluation(&eval)
+            .and_then(|use_network| {
+                run_datagen(
+                    &output,
+                    &agon::tools::datagen::DatagenSettings {
+                        nodes,
+                        threads,
+                        games,
+                        positions,
+                        time: seconds.map(std::time::Duration::from_secs),
+                        seed,
+                        random_plies,
+                        near_best_plies,
+                        near_best_margin: margin,
+                        max_plies,
+                        hash_mib: hash,
+                        use_network,
+                    },
+                )
+            })
+            .map_err(Into::into),
+        Some(Command::Train {
+            files,
+            output,
+            epochs,
+            batch,
+            lr,
+            lr_decay,
+            result_weight,
+            validation,
+            seed,
+            threads,
+        }) => {
+            if !(0.0..=1.0).contains(&result_weight) || !(0.0..1.0).contains(&validation) {
+                Err("--result-weight must be within 0..1 and --validation within 0..1".into())
+            } else {
+                agon::tools::train::run(
+                    &files,
+                    &agon::tools::train::TrainSettings {
+                        epochs,
+                        batch_size: batch,
+                        learning_rate: lr,
+                        learning_rate_decay: lr_decay,
+                        result_weight,
+                        validation_share: validation,
+                        seed,
+                        threads,
+                        output,
+                    },
+                    &mut io::stdout().lock(),
+                )
+                .map_err(Into::into)
+            }
+        }
         Some(Command::Gui {
             port,
             no_open,
@@ -219,6 +363,38 @@ fn run_perft(
         write_perft_table(&mut out, &position, depth, threads)?;
     }
     Ok(())
+}
+
+/// Whether the evaluation named on the command line is the network.
+fn parse_evaluation(name: &str) -> Result<bool, String> {
+    match name {
+        "network" => Ok(true),
+        "hand" => Ok(false),
+        other => Err(format!(
+            "unknown evaluation '{other}' (expected network or hand)"
+        )),
+    }
+}
+
+/// Runs `agon datagen`; Ctrl-C ends it after the games being played.
+fn run_datagen(
+    output: &std::path::Path,
+    settings: &agon::tools::datagen::DatagenSettings,
+) -> Result<(), String> {
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = std::sync::Arc::clone(&stop);
+    if let Err(e) =
+        ctrlc::set_handler(move || flag.store(true, std::sync::atomic::Ordering::SeqCst))
+    {
+        log::warn!("Ctrl-C will not end datagen cleanly: {e}");
+    }
+    agon::tools::datagen::run(
+        output,
+        settings,
+        &stop,
+        &mut io::stderr(),
+        std::time::Duration::from_secs(10),
+    )
 }
 
 fn run_analyze(

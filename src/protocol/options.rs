@@ -4,6 +4,7 @@
 use super::command::quote;
 use crate::search::EngineOptions;
 use crate::search::eval::Term;
+use crate::search::nnue::{Network, NetworkRef};
 use std::fmt;
 use std::sync::LazyLock;
 
@@ -52,6 +53,8 @@ pub(crate) enum OptionError {
         /// The largest accepted value.
         max: u64,
     },
+    /// A network file that cannot be loaded.
+    BadNetwork(String),
     /// A check value other than `true` or `false`.
     NotABoolean {
         /// The option's name.
@@ -86,6 +89,9 @@ impl fmt::Display for OptionError {
                 "option '{name}' must be between {min} and {max}, got '{}'; value unchanged",
                 quote(value)
             ),
+            OptionError::BadNetwork(reason) => {
+                write!(f, "option 'EvalFile': {reason}; network unchanged")
+            }
             OptionError::NotABoolean { name, value } => write!(
                 f,
                 "option '{name}' needs 'true' or 'false', got '{}'",
@@ -116,7 +122,12 @@ enum Kind {
     Check(fn(&mut Settings) -> &mut bool),
     /// No value: pressing it asks the caller for the effect.
     Button(Effect),
+    /// Any text: the network file `EvalFile` loads.
+    NetworkFile,
 }
+
+/// The `EvalFile` value naming the network built into the binary.
+pub const EMBEDDED_NETWORK: &str = "<embedded>";
 
 /// One option: its name, whether `uci`/`ugi` list it, and how it is set.
 struct OptionSpec {
@@ -143,6 +154,11 @@ static OPTIONS: LazyLock<Vec<OptionSpec>> = LazyLock::new(|| {
         ),
         listed("Clear Hash", Kind::Button(Effect::ClearHash)),
         listed("Ponder", Kind::Check(|s| &mut s.ponder)),
+        listed("EvalFile", Kind::NetworkFile),
+        developer(
+            "Eval Network",
+            Kind::Check(|s| &mut s.engine.tuning.use_network),
+        ),
         developer(
             "Search TT",
             Kind::Check(|s| &mut s.engine.tuning.transposition_table),
@@ -247,6 +263,9 @@ pub(crate) fn declarations() -> Vec<String> {
                     *flag(&mut defaults)
                 ),
                 Kind::Button(_) => format!("option name {name} type button"),
+                Kind::NetworkFile => {
+                    format!("option name {name} type string default {EMBEDDED_NETWORK}")
+                }
             }
         })
         .collect()
@@ -269,7 +288,13 @@ pub(crate) fn apply(
     match (&option.kind, value) {
         (Kind::Button(effect), None) => Ok(*effect),
         (Kind::Button(_), Some(_)) => Err(OptionError::ButtonWithValue(name)),
-        (Kind::Spin { .. } | Kind::Check(_), None) => Err(OptionError::MissingValue(name)),
+        (Kind::Spin { .. } | Kind::Check(_) | Kind::NetworkFile, None) => {
+            Err(OptionError::MissingValue(name))
+        }
+        (Kind::NetworkFile, Some(text)) => {
+            settings.engine.tuning.network = load_network(text)?;
+            Ok(Effect::Changed)
+        }
         (Kind::Spin { min, max, set, .. }, Some(text)) => {
             let (min, max) = (*min, *max);
             let number: u64 = text.parse().map_err(|_| {
@@ -321,6 +346,16 @@ pub(crate) fn apply(
     }
 }
 
+/// The network an `EvalFile` value names. A loaded network lives as long
+/// as the program: settings are copied freely and only refer to it.
+fn load_network(value: &str) -> Result<NetworkRef, OptionError> {
+    if value == EMBEDDED_NETWORK {
+        return Ok(NetworkRef(Network::embedded()));
+    }
+    let network = Network::load(std::path::Path::new(value)).map_err(OptionError::BadNetwork)?;
+    Ok(NetworkRef(Box::leak(Box::new(network))))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -336,6 +371,7 @@ mod tests {
                 "option name Move Overhead type spin default 30 min 0 max 10000",
                 "option name Clear Hash type button",
                 "option name Ponder type check default false",
+                "option name EvalFile type string default <embedded>",
             ]
         );
     }
@@ -467,7 +503,7 @@ mod tests {
         assert!(
             declarations()
                 .iter()
-                .all(|line| !line.contains("Search") && !line.contains("Eval"))
+                .all(|line| !line.contains("Search") && !line.contains("Eval "))
         );
     }
 }

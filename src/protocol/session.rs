@@ -14,6 +14,7 @@ use crate::rules::{
     Game, GameResult, Move, Position, START_FEN, legal_moves, parse_fen, parse_move, to_fen,
 };
 use crate::search::eval::describe;
+use crate::search::nnue::describe as describe_network;
 use crate::search::{SearchControl, SearchLimits};
 use std::collections::VecDeque;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -180,10 +181,15 @@ impl Session {
             // `serve` ends the loop on `quit` before it gets here.
             Command::Quit => {}
             Command::Display => self.display(),
-            Command::Eval => self.output.lines(describe(
-                self.game.position(),
-                &self.settings.engine.tuning.eval_percent,
-            )),
+            Command::Eval => {
+                let tuning = &self.settings.engine.tuning;
+                let network =
+                    describe_network(tuning.network.0, self.game.position(), tuning.use_network);
+                self.output.lines(
+                    std::iter::once(network)
+                        .chain(describe(self.game.position(), &tuning.eval_percent)),
+                )
+            }
             Command::Perft { depth } => self.perft(depth),
             Command::Moves => self.list_moves(),
             Command::Status => self.output.line(&format!("status {}", self.game.result())),

@@ -5,6 +5,7 @@
 
 pub mod eval;
 mod negamax;
+pub mod nnue;
 mod ordering;
 #[cfg(test)]
 mod tests;
@@ -181,6 +182,11 @@ pub(crate) struct Tuning {
     /// Each evaluation term's weight in percent, indexed by
     /// [`eval::Term`].
     pub eval_percent: eval::TermPercents,
+    /// Evaluate with the network (off: the hand-written terms of [`eval`],
+    /// weighted by `eval_percent`).
+    pub use_network: bool,
+    /// The network evaluating when `use_network` is on.
+    pub network: nnue::NetworkRef,
 }
 
 impl Default for Tuning {
@@ -194,6 +200,8 @@ impl Default for Tuning {
             aspiration: true,
             quiescence: true,
             eval_percent: eval::FULL_PERCENTS,
+            use_network: false,
+            network: nnue::NetworkRef(nnue::Network::embedded()),
         }
     }
 }

@@ -4,6 +4,7 @@
 //! checked at every node.
 
 use super::eval::{capture_cells, evaluate, has_win_threat, winning_cells};
+use super::nnue::AccumulatorStack;
 use super::ordering::{History, Killers, OrderedMoves, is_winning};
 use super::time::TimeManager;
 use super::tt::TranspositionTable;
@@ -14,8 +15,8 @@ use super::{
 use crate::rules::movegen::generate_legal;
 use crate::rules::position::FormationOutcome;
 use crate::rules::{Move, MoveList, Position, count_legal, legal_moves};
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Mutex, OnceLock};
 use std::time::Instant;
 
 /// Deepest iteration ever started.
@@ -128,9 +129,28 @@ pub struct Worker<'a, 'h> {
     pv_len: [usize; MAX_PLY + 1],
     path: Vec<u64>,
     filter: Vec<u8>,
-    reductions: Vec<[i32; 64]>,
+    reductions: &'static [[i32; 64]; 64],
     root_moves: Vec<RootMove>,
     duties: Option<MainDuties>,
+    /// The network's accumulators along the line, when it evaluates.
+    accumulators: Option<AccumulatorStack>,
+}
+
+/// Late move reductions by depth and move index, computed once: a fresh
+/// table per search would cost more than a small search itself.
+fn reduction_table() -> &'static [[i32; 64]; 64] {
+    static TABLE: OnceLock<[[i32; 64]; 64]> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        std::array::from_fn(|depth| {
+            std::array::from_fn(|count| {
+                if depth > 0 && count > 0 {
+                    (0.5 + (depth as f64).ln() * (count as f64).ln() / 2.25) as i32
+                } else {
+                    0
+                }
+            })
+        })
+    })
 }
 
 fn filter_slot(key: u64) -> usize {
@@ -150,18 +170,6 @@ impl<'a, 'h> Worker<'a, 'h> {
         for &key in &shared.history_keys {
             filter[filter_slot(key)] = filter[filter_slot(key)].saturating_add(1);
         }
-        let reductions = (0..64)
-            .map(|depth| {
-                let mut row = [0; 64];
-                for (count, slot) in row.iter_mut().enumerate().skip(1) {
-                    if depth > 0 {
-                        let value = 0.5 + (depth as f64).ln() * (count as f64).ln() / 2.25;
-                        *slot = value as i32;
-                    }
-                }
-                row
-            })
-            .collect();
         let duties = time.map(|time| MainDuties {
             time,
             node_limit: shared.limits.nodes,
@@ -179,9 +187,13 @@ impl<'a, 'h> Worker<'a, 'h> {
             pv_len: [0; MAX_PLY + 1],
             path: Vec::with_capacity(MAX_PLY + 1),
             filter,
-            reductions,
+            reductions: reduction_table(),
             root_moves: Vec::new(),
             duties,
+            accumulators: shared
+                .tuning
+                .use_network
+                .then(|| AccumulatorStack::new(shared.tuning.network.0)),
         }
     }
 
@@ -331,6 +343,7 @@ impl<'a, 'h> Worker<'a, 'h> {
 
     fn root_search(&mut self, depth: i32, mut alpha: i32, beta: i32, first: usize) -> i32 {
         let root = self.shared.root;
+        self.track(0, &root);
         let mut best = -INFINITY;
         for index in first..self.root_moves.len() {
             let mv = self.root_moves[index].mv;
@@ -454,6 +467,7 @@ impl<'a, 'h> Worker<'a, 'h> {
         pv_node: bool,
     ) -> i32 {
         self.pv_len[ply] = ply;
+        self.track(ply, position);
         if depth <= 0 {
             if self.is_repetition(position.key()) {
                 return 0;
@@ -476,7 +490,7 @@ impl<'a, 'h> Worker<'a, 'h> {
             return 0;
         }
         if ply >= MAX_PLY {
-            return self.evaluate(position);
+            return self.evaluate(position, ply);
         }
         // No line through here can end sooner than a win next move or later
         // than a loss right now.
@@ -620,8 +634,21 @@ impl<'a, 'h> Worker<'a, 'h> {
         }
     }
 
-    fn evaluate(&self, position: &Position) -> i32 {
-        evaluate(position, &self.shared.tuning.eval_percent)
+    /// Records the line's position at `ply` for the network's accumulators.
+    #[inline]
+    fn track(&mut self, ply: usize, position: &Position) {
+        if let Some(stack) = &mut self.accumulators {
+            stack.set(ply, position);
+        }
+    }
+
+    /// The static evaluation: the one place where the network and the
+    /// hand-written terms meet.
+    fn evaluate(&mut self, position: &Position, ply: usize) -> i32 {
+        match &mut self.accumulators {
+            Some(stack) => stack.evaluate(ply),
+            None => evaluate(position, &self.shared.tuning.eval_percent),
+        }
     }
 
     fn reward(
@@ -659,11 +686,12 @@ impl<'a, 'h> Worker<'a, 'h> {
         if self.visit(ply) {
             return 0;
         }
+        self.track(ply, position);
         if let Some(score) = terminal_score(position, ply) {
             return score;
         }
         if ply >= MAX_PLY {
-            return self.evaluate(position);
+            return self.evaluate(position, ply);
         }
         // A threat to complete the formation is this game's check: standing
         // pat would ignore it, so every move is tried instead (near the
@@ -672,7 +700,7 @@ impl<'a, 'h> Worker<'a, 'h> {
             depth < QUIESCENCE_EVASION_DEPTH && has_win_threat(position, !position.side_to_move());
         let mut best = -INFINITY;
         if !threatened {
-            best = self.evaluate(position);
+            best = self.evaluate(position, ply);
             if best >= beta {
                 return if count_legal(position) == 0 {
                     -MATE + ply as i32

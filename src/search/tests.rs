@@ -65,7 +65,20 @@ fn assert_mate_in(fen: &str, moves: u32) {
         "{fen}: already a win in {}",
         moves - 1
     );
-    let outcome = search_to(&mut quick_engine(), &Game::new(position), 2 * moves + 1);
+    // With the network and with the hand-written evaluation.
+    for use_network in [true, false] {
+        let mut engine = quick_engine();
+        let mut options = engine.options();
+        options.tuning.use_network = use_network;
+        engine.set_options(options);
+        assert_keeps_the_win(&mut engine, fen, moves);
+    }
+}
+
+/// `engine` reports the win in `moves` of `fen` and plays a move that keeps it.
+fn assert_keeps_the_win(engine: &mut Engine, fen: &str, moves: u32) {
+    let position = parse_fen(fen).unwrap();
+    let outcome = search_to(engine, &Game::new(position), 2 * moves + 1);
     assert_eq!(outcome.score, Score::Mate(moves as i32), "{fen}");
     let best = outcome.best.expect("a move");
     let after = position.make_move(best);

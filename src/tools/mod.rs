@@ -3,9 +3,11 @@
 
 pub mod analyze;
 pub mod bench;
+pub mod datagen;
 pub mod gui;
 pub mod match_runner;
 pub mod perft;
 pub mod shard;
 pub mod stats;
+pub mod train;
 pub mod tune;

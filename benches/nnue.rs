@@ -1,0 +1,51 @@
+//! Speed of the learned evaluation: bringing an accumulator up to date
+//! after a move, a full refresh, and the output from an accumulator.
+
+use agon::rules::{START_FEN, legal_moves, parse_fen};
+use agon::search::nnue::{Accumulator, Network};
+use criterion::{Criterion, criterion_group, criterion_main};
+use std::hint::black_box;
+
+fn nnue(c: &mut Criterion) {
+    let network = Network::embedded();
+    let position = parse_fen(START_FEN).unwrap();
+    let step = position.make_move(legal_moves(&position).as_slice()[0]);
+    // A step that captures: two cells move and one piece turns captured.
+    let before = parse_fen("6/7/8/9/10/3Gg6/10/9/8/7/q5 w").unwrap();
+    let capture = legal_moves(&before)
+        .iter()
+        .map(|&mv| before.make_move(mv))
+        .find(|after| after.captured(agon::rules::Color::Black) != 0)
+        .expect("a capturing move");
+    let accumulator = Accumulator::refresh(network, &position);
+    let capture_start = Accumulator::refresh(network, &before);
+
+    c.bench_function("nnue accumulator update (step)", |b| {
+        b.iter(|| {
+            let mut next = accumulator;
+            next.update(network, black_box(&position), black_box(&step));
+            next
+        })
+    });
+    c.bench_function("nnue accumulator update (capture)", |b| {
+        b.iter(|| {
+            let mut next = capture_start;
+            next.update(network, black_box(&before), black_box(&capture));
+            next
+        })
+    });
+    c.bench_function("nnue accumulator refresh", |b| {
+        b.iter(|| Accumulator::refresh(network, black_box(&position)))
+    });
+    c.bench_function("nnue evaluation from an accumulator", |b| {
+        b.iter(|| network.evaluate(black_box(&accumulator), position.side_to_move()))
+    });
+    c.bench_function("hand-written evaluation", |b| {
+        b.iter(|| {
+            agon::search::eval::evaluate(black_box(&position), &agon::search::eval::FULL_PERCENTS)
+        })
+    });
+}
+
+criterion_group!(benches, nnue);
+criterion_main!(benches);

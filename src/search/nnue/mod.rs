@@ -1,0 +1,386 @@
+//! The learned evaluation (NNUE): piece kind and cell inputs seen from each
+//! side, one hidden layer kept up to date incrementally as the search makes
+//! moves, integer inference. The network file format is in protocol.md
+//! ("Network files").
+
+pub mod cells;
+mod stack;
+
+use crate::rules::geometry::CELL_COUNT;
+use crate::rules::{Cell, Color, Kind, Piece, Position};
+use cells::{dense, turned};
+pub use stack::AccumulatorStack;
+use std::sync::OnceLock;
+
+/// Piece kinds seen from one side: own or enemy, queen or guard, active or
+/// captured.
+pub const KINDS: usize = 8;
+/// Inputs of one side's view: a kind on a cell.
+pub const INPUTS: usize = KINDS * CELL_COUNT;
+/// Hidden units of one side's view.
+pub const HIDDEN: usize = 128;
+/// The activation scale: a hidden unit's value 1.0 is stored as this.
+pub const QA: i32 = 255;
+/// The output weight scale: an output weight 1.0 is stored as this.
+pub const QB: i32 = 512;
+/// Centi-guards per unit of the network's output (the output passed
+/// through a sigmoid is the expected score).
+pub const SCALE: i32 = 400;
+/// The first bytes of a network file.
+const MAGIC: &[u8; 8] = b"AGONNUE1";
+/// Bytes of a network file.
+pub const FILE_SIZE: usize = MAGIC.len() + 8 + 2 * (INPUTS * HIDDEN + HIDDEN + 2 * HIDDEN) + 4;
+
+/// The network shipped in the binary.
+static EMBEDDED_BYTES: &[u8] = include_bytes!("../../../nets/agon.nnue");
+
+/// A quantised network: the weights of the hidden layer (shared by both
+/// views) and of the output.
+#[derive(Clone)]
+pub struct Network {
+    /// Per input, its weight into every hidden unit (scaled by [`QA`]).
+    input_weights: Vec<[i16; HIDDEN]>,
+    /// The hidden units' biases (scaled by [`QA`]).
+    input_bias: [i16; HIDDEN],
+    /// The side to move's hidden units, then the other side's (scaled by
+    /// [`QB`]).
+    output_weights: [i16; 2 * HIDDEN],
+    /// Scaled by `QA * QB`.
+    output_bias: i32,
+    /// Where it came from, for `eval` and the logs.
+    name: String,
+}
+
+impl std::fmt::Debug for Network {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Network({})", self.name)
+    }
+}
+
+/// The input of `piece` on `cell` in the view of `side`: its kind relative
+/// to `side` and its cell, the board turned for Black.
+#[inline(always)]
+pub fn feature(side: Color, cell: Cell, piece: Piece) -> usize {
+    let kind = usize::from(piece.color != side) * 4
+        + usize::from(piece.kind == Kind::Queen) * 2
+        + usize::from(piece.captured);
+    let cell = if side == Color::White {
+        dense(cell)
+    } else {
+        turned(dense(cell))
+    };
+    kind * CELL_COUNT + cell
+}
+
+/// The active inputs of `position` in the view of `side`.
+pub fn features(position: &Position, side: Color) -> impl Iterator<Item = usize> + '_ {
+    crate::rules::geometry::cells_of(position.occupied()).filter_map(move |cell| {
+        position
+            .piece_at(cell)
+            .map(|piece| feature(side, cell, piece))
+    })
+}
+
+/// The hidden layer of both views, White's first.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Accumulator {
+    values: [[i16; HIDDEN]; 2],
+}
+
+impl Accumulator {
+    /// All zero: a placeholder until computed.
+    pub const EMPTY: Accumulator = Accumulator {
+        values: [[0; HIDDEN]; 2],
+    };
+
+    /// The hidden layer of `position` computed from nothing.
+    pub fn refresh(network: &Network, position: &Position) -> Accumulator {
+        let mut accumulator = Accumulator {
+            values: [network.input_bias; 2],
+        };
+        for side in [Color::White, Color::Black] {
+            for input in features(position, side) {
+                add(
+                    &mut accumulator.values[side.index()],
+                    &network.input_weights[input],
+                );
+            }
+        }
+        accumulator
+    }
+
+    /// Brings an accumulator of `before` up to date for `after`, a position
+    /// one move later: only the cells whose content changed are looked at.
+    pub fn update(&mut self, network: &Network, before: &Position, after: &Position) {
+        let changed = (before.pieces(Color::White) ^ after.pieces(Color::White))
+            | (before.pieces(Color::Black) ^ after.pieces(Color::Black))
+            | (before.queens() ^ after.queens())
+            | ((before.captured(Color::White) | before.captured(Color::Black))
+                ^ (after.captured(Color::White) | after.captured(Color::Black)));
+        for cell in crate::rules::geometry::cells_of(changed) {
+            let old = before.piece_at(cell);
+            let new = after.piece_at(cell);
+            for side in [Color::White, Color::Black] {
+                let values = &mut self.values[side.index()];
+                if let Some(piece) = old {
+                    sub(values, &network.input_weights[feature(side, cell, piece)]);
+                }
+                if let Some(piece) = new {
+                    add(values, &network.input_weights[feature(side, cell, piece)]);
+                }
+            }
+        }
+    }
+}
+
+#[inline(always)]
+fn add(values: &mut [i16; HIDDEN], weights: &[i16; HIDDEN]) {
+    for (value, weight) in values.iter_mut().zip(weights) {
+        *value = value.wrapping_add(*weight);
+    }
+}
+
+#[inline(always)]
+fn sub(values: &mut [i16; HIDDEN], weights: &[i16; HIDDEN]) {
+    for (value, weight) in values.iter_mut().zip(weights) {
+        *value = value.wrapping_sub(*weight);
+    }
+}
+
+/// The dot product of the clipped hidden units with output weights.
+#[inline(always)]
+fn output_sum(values: &[i16; HIDDEN], weights: &[i16]) -> i32 {
+    values
+        .iter()
+        .zip(weights)
+        .map(|(&value, &weight)| i32::from(value.clamp(0, QA as i16)) * i32::from(weight))
+        .sum()
+}
+
+/// Reads a little-endian i16 at `offset`.
+fn read_i16(bytes: &[u8], offset: usize) -> i16 {
+    i16::from_le_bytes([bytes[offset], bytes[offset + 1]])
+}
+
+impl Network {
+    /// The network built into the binary.
+    pub fn embedded() -> &'static Network {
+        static EMBEDDED: OnceLock<Network> = OnceLock::new();
+        EMBEDDED.get_or_init(|| {
+            Network::from_bytes(EMBEDDED_BYTES, "embedded")
+                .expect("the embedded network is a valid network file")
+        })
+    }
+
+    /// Parses a network file.
+    ///
+    /// # Errors
+    ///
+    /// A message when the bytes are not a network of this engine's shape.
+    pub fn from_bytes(bytes: &[u8], name: &str) -> Result<Network, String> {
+        if bytes.len() < MAGIC.len() + 8 || &bytes[..MAGIC.len()] != MAGIC {
+            return Err("not an agon network file (bad magic)".into());
+        }
+        let dimension = |offset: usize| {
+            u32::from_le_bytes([
+                bytes[offset],
+                bytes[offset + 1],
+                bytes[offset + 2],
+                bytes[offset + 3],
+            ])
+        };
+        let (inputs, hidden) = (dimension(8), dimension(12));
+        if inputs as usize != INPUTS || hidden as usize != HIDDEN {
+            return Err(format!(
+                "a network of {inputs} inputs and {hidden} hidden units; this engine needs \
+                 {INPUTS} and {HIDDEN}"
+            ));
+        }
+        if bytes.len() != FILE_SIZE {
+            return Err(format!(
+                "a network file of {} bytes; expected {FILE_SIZE}",
+                bytes.len()
+            ));
+        }
+        let mut offset = 16;
+        let mut next = || {
+            let value = read_i16(bytes, offset);
+            offset += 2;
+            value
+        };
+        let input_weights = (0..INPUTS)
+            .map(|_| std::array::from_fn(|_| next()))
+            .collect();
+        let input_bias = std::array::from_fn(|_| next());
+        let output_weights = std::array::from_fn(|_| next());
+        let end = FILE_SIZE - 4;
+        let output_bias =
+            i32::from_le_bytes([bytes[end], bytes[end + 1], bytes[end + 2], bytes[end + 3]]);
+        Ok(Network {
+            input_weights,
+            input_bias,
+            output_weights,
+            output_bias,
+            name: name.to_string(),
+        })
+    }
+
+    /// Builds a network from quantised parts (the trainer's output).
+    pub fn from_parts(
+        input_weights: Vec<[i16; HIDDEN]>,
+        input_bias: [i16; HIDDEN],
+        output_weights: [i16; 2 * HIDDEN],
+        output_bias: i32,
+        name: &str,
+    ) -> Result<Network, String> {
+        if input_weights.len() != INPUTS {
+            return Err(format!(
+                "{} input rows; expected {INPUTS}",
+                input_weights.len()
+            ));
+        }
+        Ok(Network {
+            input_weights,
+            input_bias,
+            output_weights,
+            output_bias,
+            name: name.to_string(),
+        })
+    }
+
+    /// The network file's bytes.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut bytes = Vec::with_capacity(FILE_SIZE);
+        bytes.extend_from_slice(MAGIC);
+        bytes.extend_from_slice(&(INPUTS as u32).to_le_bytes());
+        bytes.extend_from_slice(&(HIDDEN as u32).to_le_bytes());
+        let values = self
+            .input_weights
+            .iter()
+            .flatten()
+            .chain(&self.input_bias)
+            .chain(&self.output_weights);
+        for value in values {
+            bytes.extend_from_slice(&value.to_le_bytes());
+        }
+        bytes.extend_from_slice(&self.output_bias.to_le_bytes());
+        bytes
+    }
+
+    /// Reads a network file.
+    ///
+    /// # Errors
+    ///
+    /// A message naming the file when it cannot be read or is no network.
+    pub fn load(path: &std::path::Path) -> Result<Network, String> {
+        let bytes =
+            std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        Network::from_bytes(&bytes, &path.display().to_string())
+            .map_err(|e| format!("{}: {e}", path.display()))
+    }
+
+    /// Where the network came from.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The score of the position `accumulator` holds, `side` to move, in
+    /// centi-guards from its view.
+    #[inline]
+    pub fn evaluate(&self, accumulator: &Accumulator, side: Color) -> i32 {
+        let ours = &accumulator.values[side.index()];
+        let theirs = &accumulator.values[(!side).index()];
+        let sum = output_sum(ours, &self.output_weights[..HIDDEN])
+            + output_sum(theirs, &self.output_weights[HIDDEN..])
+            + self.output_bias;
+        (i64::from(sum) * i64::from(SCALE) / i64::from(QA * QB)) as i32
+    }
+
+    /// The score of `position` from nothing (no accumulator kept).
+    pub fn evaluate_position(&self, position: &Position) -> i32 {
+        self.evaluate(
+            &Accumulator::refresh(self, position),
+            position.side_to_move(),
+        )
+    }
+}
+
+/// The `eval` command's line for the network: its score of `position`
+/// (side to move's view) and whether the search uses it.
+pub fn describe(network: &Network, position: &Position, in_use: bool) -> String {
+    format!(
+        "network {} (side to move, {}; {}, {})",
+        network.evaluate_position(position),
+        position.side_to_move().name(),
+        network.name(),
+        if in_use {
+            "in use"
+        } else {
+            "not in use: the hand-written terms below evaluate"
+        }
+    )
+}
+
+/// A network the options can hold: compared by identity, so that settings
+/// stay cheap to copy.
+#[derive(Clone, Copy)]
+pub struct NetworkRef(pub &'static Network);
+
+impl PartialEq for NetworkRef {
+    fn eq(&self, other: &Self) -> bool {
+        std::ptr::eq(self.0, other.0)
+    }
+}
+
+impl Eq for NetworkRef {}
+
+impl std::fmt::Debug for NetworkRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::{START_FEN, parse_fen};
+
+    #[test]
+    fn the_embedded_network_round_trips_through_its_file_format() {
+        let network = Network::embedded();
+        let bytes = network.to_bytes();
+        assert_eq!(bytes, EMBEDDED_BYTES);
+        let again = Network::from_bytes(&bytes, "copy").unwrap();
+        let position = parse_fen(START_FEN).unwrap();
+        assert_eq!(
+            again.evaluate_position(&position),
+            network.evaluate_position(&position)
+        );
+    }
+
+    #[test]
+    fn bad_network_files_are_refused_with_a_reason() {
+        let good = Network::embedded().to_bytes();
+        let cases: [(&[u8], &str); 3] = [
+            (b"", "bad magic"),
+            (&good[..good.len() - 1], "expected"),
+            (b"AGONNUE1\x01\0\0\0\x01\0\0\0", "this engine needs"),
+        ];
+        for (bytes, reason) in cases {
+            let error = Network::from_bytes(bytes, "test").unwrap_err();
+            assert!(error.contains(reason), "{error}");
+        }
+    }
+
+    #[test]
+    fn black_sees_the_start_position_as_white_does() {
+        let position = parse_fen(START_FEN).unwrap();
+        let white: Vec<usize> = features(&position, Color::White).collect();
+        let mut black: Vec<usize> = features(&position, Color::Black).collect();
+        let mut white_sorted = white.clone();
+        white_sorted.sort_unstable();
+        black.sort_unstable();
+        assert_eq!(white_sorted, black);
+        assert_eq!(white.len(), 14);
+    }
+}
