@@ -56,7 +56,7 @@ impl fmt::Display for GameResult {
 }
 
 /// Judges a single position by the rules that need no history.
-pub(crate) fn position_result(position: &Position) -> GameResult {
+pub fn position_result(position: &Position) -> GameResult {
     formation_result(position).unwrap_or_else(|| no_move_result(position))
 }
 
@@ -79,12 +79,6 @@ fn no_move_result(position: &Position) -> GameResult {
     } else {
         GameResult::Ongoing
     }
-}
-
-/// The verdict on a position alone, without the game's history (so without
-/// the repetition rule): what a board shown out of its game can tell.
-pub fn position_result(position: &Position) -> GameResult {
-    formation_result(position).unwrap_or_else(|| no_move_result(position))
 }
 
 /// A start position and the moves played from it.

@@ -17,6 +17,8 @@ pub(crate) type Bitboard = u128;
 const GRID: u8 = 11;
 /// Number of grid slots (121), of which 91 are cells.
 pub(crate) const GRID_SLOTS: usize = (GRID as usize) * (GRID as usize);
+/// The number of real cells on the board.
+pub(crate) const CELL_COUNT: usize = 91;
 
 /// One of the 91 cells, stored as its grid slot index.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
@@ -304,7 +306,7 @@ mod tests {
 
     #[test]
     fn ring_sizes_match_the_board() {
-        assert_eq!(CELLS.count_ones(), 91);
+        assert_eq!(CELLS.count_ones() as usize, CELL_COUNT);
         let sizes: Vec<u32> = RINGS.iter().map(|ring| ring.count_ones()).collect();
         assert_eq!(sizes, vec![1, 6, 12, 18, 24, 30]);
     }

@@ -225,7 +225,7 @@ impl Position {
     }
 
     /// The captured pieces of `color`, waiting to be relocated.
-    pub(crate) const fn captured(&self, color: Color) -> Bitboard {
+    pub const fn captured(&self, color: Color) -> Bitboard {
         self.colors[color.index()] & self.captured
     }
 

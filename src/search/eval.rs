@@ -137,7 +137,7 @@ terms! {
 pub(crate) type TermPercents = [i32; Term::COUNT];
 
 /// Every term at its full weight: the evaluation as tuned.
-pub(crate) const FULL_PERCENTS: TermPercents = [100; Term::COUNT];
+pub const FULL_PERCENTS: TermPercents = [100; Term::COUNT];
 
 /// Where the pieces of `color` could step (for the mobility and capture
 /// terms): empty cells not between two active enemies.
@@ -339,7 +339,7 @@ pub(crate) fn term_differences(position: &Position) -> [i32; Term::COUNT] {
 /// The evaluation of `position` from the side to move's view, in
 /// hundredths of a guard, with each term weighted by `percent`
 /// ([`FULL_PERCENTS`] is the evaluation as tuned).
-pub(crate) fn evaluate(position: &Position, percent: &TermPercents) -> i32 {
+pub fn evaluate(position: &Position, percent: &TermPercents) -> i32 {
     let us = position.side_to_move();
     let ours = side_terms(position, us, true, percent);
     let theirs = side_terms(position, !us, false, percent);

@@ -273,6 +273,11 @@ impl Engine {
         }
     }
 
+    /// The options in force.
+    pub(crate) fn options(&self) -> EngineOptions {
+        self.options
+    }
+
     /// Changes the options (resizing tables when needed).
     pub(crate) fn set_options(&mut self, options: EngineOptions) {
         if options.hash_mib != self.options.hash_mib {
