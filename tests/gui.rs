@@ -102,6 +102,10 @@ async fn browser() -> Browser {
         "goog:chromeOptions".into(),
         serde_json::json!({ "binary": CHROMIUM, "args": args }),
     );
+    capabilities.insert(
+        "goog:loggingPrefs".into(),
+        serde_json::json!({ "browser": "ALL" }),
+    );
     let client = ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
         .capabilities(capabilities)
         .connect(&format!("http://127.0.0.1:{port}"))
@@ -273,6 +277,19 @@ impl Browser {
     async fn assert_no_errors(&self) {
         let errors = self.js("return window.agonErrors;").await;
         assert_eq!(errors, serde_json::json!([]), "errors in the page");
+        let log = self
+            .client
+            .issue_cmd(BrowserLog)
+            .await
+            .expect("the browser's console log");
+        let severe: Vec<&serde_json::Value> = log
+            .as_array()
+            .map(|entries| entries.iter().filter(|e| e["level"] == "SEVERE").collect())
+            .unwrap_or_default();
+        assert!(
+            severe.is_empty(),
+            "errors in the browser console: {severe:?}"
+        );
     }
 
     async fn screenshot(&self, name: &str) {
@@ -285,6 +302,30 @@ impl Browser {
 
     async fn close(self) {
         let _ = self.client.close().await;
+    }
+}
+
+/// chromedriver's console log of the page (`goog:loggingPrefs`), read and cleared.
+#[derive(Debug)]
+struct BrowserLog;
+
+impl fantoccini::wd::WebDriverCompatibleCommand for BrowserLog {
+    fn endpoint(
+        &self,
+        base_url: &url::Url,
+        session_id: Option<&str>,
+    ) -> Result<url::Url, url::ParseError> {
+        base_url.join(&format!(
+            "session/{}/se/log",
+            session_id.unwrap_or_default()
+        ))
+    }
+
+    fn method_and_body(&self, _request_url: &url::Url) -> (http::Method, Option<String>) {
+        (
+            http::Method::POST,
+            Some(r#"{"type":"browser"}"#.to_string()),
+        )
     }
 }
 
@@ -349,7 +390,15 @@ async fn a_person_plays_by_clicking_through_a_relocation_and_a_capture() {
     assert_eq!(page.text("#mode-label").await, "playing white");
     page.screenshot("start").await;
 
-    // A first move by clicking, from the start position, against the default engine.
+    // A hint is an arrow on the board; then a first move by clicking.
+    page.click("#hint").await;
+    page.wait_until("the hint arrow", async || {
+        page.js("return !!document.querySelector('.arrow.hint');")
+            .await
+            .as_bool()
+            .unwrap_or(false)
+    })
+    .await;
     page.click_cell("f1").await;
     assert!(page.classes("f2").await.contains("dest"), "f2 is offered");
     page.click_cell("f2").await;

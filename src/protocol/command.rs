@@ -16,7 +16,7 @@
 use std::fmt;
 
 /// Longest accepted line, in bytes, not counting the end-of-line characters.
-pub const MAX_LINE_BYTES: usize = 1 << 20;
+pub(crate) const MAX_LINE_BYTES: usize = 1 << 20;
 
 /// Smallest depth accepted by `perft` and `go perft`.
 pub const MIN_PERFT_DEPTH: u32 = 1;

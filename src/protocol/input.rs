@@ -11,7 +11,7 @@ use std::sync::mpsc::Sender;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 /// What the controller receives, in order.
-pub enum Event {
+pub(crate) enum Event {
     /// A line from the reader: a command, or the text of its error.
     Line(Result<Command, String>),
     /// The search thread has written its `bestmove` and is ending.
@@ -33,7 +33,7 @@ struct GateState {
 /// Shared between the reader and the controller; see the module
 /// documentation of `protocol` for the rules it enforces.
 #[derive(Default)]
-pub struct Gate {
+pub(crate) struct Gate {
     state: Mutex<GateState>,
 }
 
@@ -91,7 +91,7 @@ impl Gate {
     /// reader sent) and publishes its running search (with its answered
     /// flag) and how many lines it holds back. One lock, so the reader never
     /// sees the count drop before the new search is visible.
-    pub fn publish(
+    pub(crate) fn publish(
         &self,
         line_handled: bool,
         search: Option<(&SearchControl, &Arc<AtomicBool>)>,
@@ -170,7 +170,12 @@ fn interpret(line: &[u8], read: LineRead) -> Result<Option<Command>, String> {
 
 /// The reader: reads `input` to its end or to `quit`, answering or
 /// forwarding each line, then stops any search and sends the final `quit`.
-pub fn read_commands(input: impl BufRead, gate: &Gate, output: &Output, events: &Sender<Event>) {
+pub(crate) fn read_commands(
+    input: impl BufRead,
+    gate: &Gate,
+    output: &Output,
+    events: &Sender<Event>,
+) {
     let mut input = input;
     let mut line = Vec::new();
     loop {

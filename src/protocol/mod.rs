@@ -47,10 +47,10 @@
 
 pub mod command;
 mod input;
-pub mod options;
-pub mod output;
-pub mod player;
-pub mod reply;
+pub(crate) mod options;
+pub(crate) mod output;
+pub(crate) mod player;
+pub(crate) mod reply;
 mod session;
 
 use crate::search::{Engine, EngineOptions};
@@ -68,7 +68,7 @@ use std::thread;
 /// # Errors
 ///
 /// Only when the reader thread cannot be started.
-pub fn run(
+pub(crate) fn run(
     player: Box<dyn Player>,
     input: impl BufRead + Send + 'static,
     output: impl Write + Send + 'static,

@@ -10,7 +10,7 @@ use std::sync::LazyLock;
 
 /// Everything `setoption` can change.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct Settings {
+pub(crate) struct Settings {
     /// The options handed to the player.
     pub engine: EngineOptions,
     /// Whether the GUI means to ponder (`Ponder`); informative only.
@@ -19,7 +19,7 @@ pub struct Settings {
 
 /// What a successful `setoption` asks the caller to do next.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Effect {
+pub(crate) enum Effect {
     /// The settings changed; pass them on to the player.
     Changed,
     /// `Clear Hash` was pressed; make the player forget what it learned.
@@ -28,7 +28,7 @@ pub enum Effect {
 
 /// Why a `setoption` was refused (the settings are then unchanged).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum OptionError {
+pub(crate) enum OptionError {
     /// No option has this name.
     Unknown(String),
     /// A spin or check option given without `value`.
@@ -246,7 +246,7 @@ fn find(name: &str) -> Option<&'static OptionSpec> {
 
 /// The `option name ...` lines of the `uci`/`ugi` reply, with the startup
 /// values as defaults.
-pub fn declarations() -> Vec<String> {
+pub(crate) fn declarations() -> Vec<String> {
     let mut defaults = Settings::default();
     OPTIONS
         .iter()
@@ -278,7 +278,7 @@ pub fn declarations() -> Vec<String> {
 ///
 /// An [`OptionError`] for an unknown name or a bad value; `settings` is then
 /// unchanged.
-pub fn apply(
+pub(crate) fn apply(
     settings: &mut Settings,
     name: &str,
     value: Option<&str>,

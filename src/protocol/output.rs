@@ -7,26 +7,26 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 /// A cloneable handle on the protocol's output stream.
 #[derive(Clone)]
-pub struct Output {
+pub(crate) struct Output {
     sink: Arc<Mutex<Box<dyn Write + Send>>>,
 }
 
 impl Output {
     /// Wraps a stream (stdout in the program, a buffer in tests).
-    pub fn new(sink: impl Write + Send + 'static) -> Output {
+    pub(crate) fn new(sink: impl Write + Send + 'static) -> Output {
         Output {
             sink: Arc::new(Mutex::new(Box::new(sink))),
         }
     }
 
     /// Writes one line and flushes it.
-    pub fn line(&self, text: &str) {
+    pub(crate) fn line(&self, text: &str) {
         self.lines([text]);
     }
 
     /// Writes several lines as one block (no other thread's line can come
     /// between them) and flushes once.
-    pub fn lines<S: AsRef<str>>(&self, lines: impl IntoIterator<Item = S>) {
+    pub(crate) fn lines<S: AsRef<str>>(&self, lines: impl IntoIterator<Item = S>) {
         // A poisoned lock only means another thread panicked mid-write; the
         // stream itself is still usable.
         let mut sink = self.sink.lock().unwrap_or_else(PoisonError::into_inner);
@@ -40,7 +40,7 @@ impl Output {
     }
 
     /// Writes `info string error: <what>`, the one reply to a bad line.
-    pub fn error(&self, what: impl Display) {
+    pub(crate) fn error(&self, what: impl Display) {
         self.line(&format!("info string error: {what}"));
     }
 }

@@ -11,7 +11,7 @@ use rand::seq::IndexedRandom;
 
 /// Something that picks a move when the protocol says `go`. It runs on the
 /// search thread, so it must be `Send`.
-pub trait Player: Send {
+pub(crate) trait Player: Send {
     /// The name announced by `id name`.
     fn name(&self) -> String;
 
@@ -59,13 +59,13 @@ impl Player for Engine {
 
 /// Plays a uniformly random legal move (among `searchmoves` when given),
 /// instantly and without reports.
-pub struct RandomPlayer {
+pub(crate) struct RandomPlayer {
     rng: StdRng,
 }
 
 impl RandomPlayer {
     /// A random player; the same seed gives the same moves in the same games.
-    pub fn new(seed: Option<u64>) -> RandomPlayer {
+    pub(crate) fn new(seed: Option<u64>) -> RandomPlayer {
         let rng = match seed {
             Some(seed) => StdRng::seed_from_u64(seed),
             None => StdRng::from_os_rng(),

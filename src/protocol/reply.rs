@@ -9,7 +9,7 @@ use std::fmt::Write;
 use std::time::Duration;
 
 /// The `info depth ... pv ...` line of one search report.
-pub fn info_line(report: &SearchReport) -> String {
+pub(crate) fn info_line(report: &SearchReport) -> String {
     let mut line = format!(
         "info depth {} seldepth {} multipv {} score {}",
         report.depth, report.seldepth, report.multipv, report.score
@@ -37,7 +37,7 @@ pub fn info_line(report: &SearchReport) -> String {
 
 /// The `bestmove <m> [ponder <m>]` line, `bestmove (none)` without a move;
 /// the expected reply is named only when the `Ponder` option is on.
-pub fn bestmove_line(outcome: &SearchOutcome, with_ponder: bool) -> String {
+pub(crate) fn bestmove_line(outcome: &SearchOutcome, with_ponder: bool) -> String {
     match (outcome.best, outcome.ponder) {
         (None, _) => "bestmove (none)".to_string(),
         (Some(best), Some(ponder)) if with_ponder => format!("bestmove {best} ponder {ponder}"),
@@ -46,7 +46,7 @@ pub fn bestmove_line(outcome: &SearchOutcome, with_ponder: bool) -> String {
 }
 
 /// How a finished game ended, in the words of `info string game over:`.
-pub fn describe_result(result: GameResult) -> String {
+pub(crate) fn describe_result(result: GameResult) -> String {
     match result {
         GameResult::Ongoing => "the game goes on".to_string(),
         GameResult::Draw => "draw by threefold repetition".to_string(),
@@ -62,7 +62,7 @@ pub fn describe_result(result: GameResult) -> String {
 }
 
 /// The `response ...` line of a UGI `query`; player 1 is White.
-pub fn query_response(kind: QueryKind, result: GameResult, side_to_move: Color) -> String {
+pub(crate) fn query_response(kind: QueryKind, result: GameResult, side_to_move: Color) -> String {
     let answer = match kind {
         QueryKind::GameOver => bool_word(result != GameResult::Ongoing),
         QueryKind::P1Turn => bool_word(side_to_move == Color::White),
@@ -88,7 +88,7 @@ fn bool_word(value: bool) -> &'static str {
 
 /// The search limits of a `go` command, with the clock of the side to move
 /// (`wtime`/`winc` for White, `btime`/`binc` for Black).
-pub fn search_limits(
+pub(crate) fn search_limits(
     params: &GoParams,
     side_to_move: Color,
     searchmoves: Vec<Move>,

@@ -33,7 +33,7 @@ struct Running {
 }
 
 /// The controller's state.
-pub struct Session {
+pub(crate) struct Session {
     start: Position,
     game: Game,
     settings: Settings,
@@ -50,7 +50,11 @@ pub struct Session {
 
 impl Session {
     /// A session at the start position with default options.
-    pub fn new(mut player: Box<dyn Player>, output: Output, events: Sender<Event>) -> Session {
+    pub(crate) fn new(
+        mut player: Box<dyn Player>,
+        output: Output,
+        events: Sender<Event>,
+    ) -> Session {
         let start = parse_fen(START_FEN).unwrap_or_else(|e| panic!("START_FEN is invalid: {e}"));
         let settings = Settings::default();
         player.configure(settings.engine);
@@ -69,7 +73,7 @@ impl Session {
 
     /// Handles events until `quit` (or the end of input, which the reader
     /// turns into `quit`), then stops and waits for any search.
-    pub fn serve(mut self, events: &Receiver<Event>, gate: &Gate) {
+    pub(crate) fn serve(mut self, events: &Receiver<Event>, gate: &Gate) {
         while let Ok(event) = events.recv() {
             let from_reader = matches!(event, Event::Line(_));
             match event {

@@ -105,18 +105,13 @@ impl Game {
         self.positions.last().unwrap_or(&self.start)
     }
 
-    /// The start position.
-    pub fn start(&self) -> &Position {
-        &self.start
-    }
-
     /// The moves played so far.
     pub fn moves(&self) -> &[Move] {
         &self.moves
     }
 
     /// Keys of every position so far, oldest first (for repetition checks).
-    pub fn history_keys(&self) -> impl Iterator<Item = u64> + '_ {
+    pub(crate) fn history_keys(&self) -> impl Iterator<Item = u64> + '_ {
         self.positions.iter().map(Position::key)
     }
 
@@ -135,7 +130,7 @@ impl Game {
     }
 
     /// How many times the current position has stood so far, itself included.
-    pub fn repetitions(&self) -> usize {
+    pub(crate) fn repetitions(&self) -> usize {
         let key = self.position().key();
         let current = self.position();
         self.positions

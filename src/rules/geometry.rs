@@ -11,14 +11,14 @@
 use std::fmt;
 
 /// A set of cells, one bit per grid slot.
-pub type Bitboard = u128;
+pub(crate) type Bitboard = u128;
 
 /// Side length of the padded grid.
 const GRID: u8 = 11;
 /// Number of grid slots (121), of which 91 are cells.
-pub const GRID_SLOTS: usize = (GRID as usize) * (GRID as usize);
+pub(crate) const GRID_SLOTS: usize = (GRID as usize) * (GRID as usize);
 /// The number of real cells on the board.
-pub const CELL_COUNT: usize = 91;
+pub(crate) const CELL_COUNT: usize = 91;
 
 /// One of the 91 cells, stored as its grid slot index.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
@@ -55,7 +55,7 @@ impl Cell {
     }
 
     /// The cell stored in grid slot `index`, if that slot is a cell.
-    pub const fn from_index(index: u8) -> Option<Cell> {
+    pub(crate) const fn from_index(index: u8) -> Option<Cell> {
         if (index as usize) < GRID_SLOTS {
             Cell::from_coords(index % GRID, index / GRID)
         } else {
@@ -64,7 +64,7 @@ impl Cell {
     }
 
     /// Grid slot index (0..121).
-    pub const fn index(self) -> usize {
+    pub(crate) const fn index(self) -> usize {
         self.0 as usize
     }
 
@@ -89,7 +89,7 @@ impl Cell {
     }
 
     /// The neighbour in `direction`, if it is on the board.
-    pub const fn neighbour(self, direction: Direction) -> Option<Cell> {
+    pub(crate) const fn neighbour(self, direction: Direction) -> Option<Cell> {
         let (df, dr) = direction.file_rank_delta();
         let file = self.file() as i32 + df;
         let rank = self.rank() as i32 + dr;
@@ -114,7 +114,7 @@ impl fmt::Display for Cell {
 
 /// One of the six directions along the three straight lines.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum Direction {
+pub(crate) enum Direction {
     /// Along the rank, towards higher files.
     FileUp,
     /// Along the rank, towards lower files.
@@ -131,7 +131,7 @@ pub enum Direction {
 
 impl Direction {
     /// All six directions; entries `2k` and `2k + 1` are opposite.
-    pub const ALL: [Direction; 6] = [
+    pub(crate) const ALL: [Direction; 6] = [
         Direction::FileUp,
         Direction::FileDown,
         Direction::RankUp,
@@ -152,7 +152,7 @@ impl Direction {
     }
 
     /// The change of grid index one step in this direction.
-    pub const fn offset(self) -> i32 {
+    pub(crate) const fn offset(self) -> i32 {
         let (df, dr) = self.file_rank_delta();
         dr * GRID as i32 + df
     }
@@ -161,7 +161,7 @@ impl Direction {
 /// Shifts every cell of `set` one step in `direction`, dropping what leaves
 /// the board.
 #[inline(always)]
-pub const fn shift(set: Bitboard, direction: Direction) -> Bitboard {
+pub(crate) const fn shift(set: Bitboard, direction: Direction) -> Bitboard {
     let offset = direction.offset();
     let moved = if offset > 0 {
         set << offset
@@ -184,7 +184,7 @@ const fn build_cells() -> Bitboard {
 }
 
 /// Every cell of the board.
-pub const CELLS: Bitboard = build_cells();
+pub(crate) const CELLS: Bitboard = build_cells();
 
 const fn build_ring(ring: u8) -> Bitboard {
     let mut set = 0u128;
@@ -200,7 +200,7 @@ const fn build_ring(ring: u8) -> Bitboard {
 }
 
 /// The cells of each ring, ring 0 (the throne) to ring 5 (the outer ring).
-pub const RINGS: [Bitboard; 6] = [
+pub(crate) const RINGS: [Bitboard; 6] = [
     build_ring(0),
     build_ring(1),
     build_ring(2),
@@ -210,11 +210,11 @@ pub const RINGS: [Bitboard; 6] = [
 ];
 
 /// The six cells around the throne, where the winning formation stands.
-pub const THRONE_RING: Bitboard = RINGS[1];
+pub(crate) const THRONE_RING: Bitboard = RINGS[1];
 /// The outer ring, where captured guards are relocated.
 pub const OUTER_RING: Bitboard = RINGS[5];
 /// The throne as a set.
-pub const THRONE: Bitboard = Cell::THRONE.bit();
+pub(crate) const THRONE: Bitboard = Cell::THRONE.bit();
 
 /// For each direction, the cells from which a step that way does not go
 /// outward (its destination exists and is on the same ring or one nearer).
@@ -234,7 +234,7 @@ const fn build_step_sources(direction: Direction) -> Bitboard {
 }
 
 /// Indexed like [`Direction::ALL`].
-pub const STEP_SOURCES: [Bitboard; 6] = [
+pub(crate) const STEP_SOURCES: [Bitboard; 6] = [
     build_step_sources(Direction::ALL[0]),
     build_step_sources(Direction::ALL[1]),
     build_step_sources(Direction::ALL[2]),
@@ -264,20 +264,20 @@ const fn build_neighbour_table(steps_only: bool) -> [Bitboard; GRID_SLOTS] {
 }
 
 /// The neighbours of each cell.
-pub const NEIGHBOURS: [Bitboard; GRID_SLOTS] = build_neighbour_table(false);
+pub(crate) const NEIGHBOURS: [Bitboard; GRID_SLOTS] = build_neighbour_table(false);
 /// The neighbours of each cell that a step may reach (not outward).
-pub const STEP_TARGETS: [Bitboard; GRID_SLOTS] = build_neighbour_table(true);
+pub(crate) const STEP_TARGETS: [Bitboard; GRID_SLOTS] = build_neighbour_table(true);
 
 /// The cells lying between two members of `set` on one straight line.
 #[inline(always)]
-pub const fn sandwiched_by(set: Bitboard) -> Bitboard {
+pub(crate) const fn sandwiched_by(set: Bitboard) -> Bitboard {
     (shift(set, Direction::FileUp) & shift(set, Direction::FileDown))
         | (shift(set, Direction::RankUp) & shift(set, Direction::RankDown))
         | (shift(set, Direction::DiagonalUp) & shift(set, Direction::DiagonalDown))
 }
 
 /// Iterates the cells of a set, lowest index first.
-pub fn cells_of(mut set: Bitboard) -> impl Iterator<Item = Cell> {
+pub(crate) fn cells_of(mut set: Bitboard) -> impl Iterator<Item = Cell> {
     std::iter::from_fn(move || {
         if set == 0 {
             None
@@ -291,7 +291,7 @@ pub fn cells_of(mut set: Bitboard) -> impl Iterator<Item = Cell> {
 
 /// The cell on the far side of `neighbour` as seen from `origin`, if any.
 #[inline(always)]
-pub fn beyond(origin: Cell, neighbour: Cell) -> Option<Cell> {
+pub(crate) fn beyond(origin: Cell, neighbour: Cell) -> Option<Cell> {
     let index = 2 * neighbour.0 as i32 - origin.0 as i32;
     if (0..GRID_SLOTS as i32).contains(&index) && CELLS & (1u128 << index) != 0 {
         Some(Cell(index as u8))

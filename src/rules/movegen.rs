@@ -9,7 +9,7 @@ use super::position::{Move, Position};
 
 /// More than the most moves any position can have (six captured guards
 /// with thirty outer cells each is 180).
-pub const MAX_MOVES: usize = 256;
+pub(crate) const MAX_MOVES: usize = 256;
 
 /// A fixed-capacity list of moves that never allocates.
 #[derive(Clone)]
@@ -30,13 +30,13 @@ impl Default for MoveList {
 impl MoveList {
     /// Appends a move (the list must not be full).
     #[inline(always)]
-    pub fn push(&mut self, mv: Move) {
+    pub(crate) fn push(&mut self, mv: Move) {
         self.moves[self.len] = mv;
         self.len += 1;
     }
 
     /// Keeps only the first `len` moves.
-    pub fn truncate(&mut self, len: usize) {
+    pub(crate) fn truncate(&mut self, len: usize) {
         self.len = self.len.min(len);
     }
 
@@ -46,7 +46,7 @@ impl MoveList {
     }
 
     /// The moves as a mutable slice (for ordering).
-    pub fn as_mut_slice(&mut self) -> &mut [Move] {
+    pub(crate) fn as_mut_slice(&mut self) -> &mut [Move] {
         &mut self.moves[..self.len]
     }
 
@@ -76,7 +76,7 @@ impl<'a> IntoIterator for &'a MoveList {
 
 /// Cells the side to move may not end a move on: between two active enemies.
 #[inline(always)]
-pub fn forbidden_cells(position: &Position) -> Bitboard {
+pub(crate) fn forbidden_cells(position: &Position) -> Bitboard {
     sandwiched_by(position.active(!position.side_to_move()))
 }
 
@@ -97,7 +97,7 @@ fn relocation(position: &Position, allowed: Bitboard) -> Option<(Bitboard, Bitbo
 }
 
 /// Appends every legal move of `position` to `list`.
-pub fn generate_legal(position: &Position, list: &mut MoveList) {
+pub(crate) fn generate_legal(position: &Position, list: &mut MoveList) {
     if position.formation_outcome().is_some() {
         return;
     }

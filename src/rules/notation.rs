@@ -267,7 +267,7 @@ pub fn to_fen(position: &Position) -> String {
 }
 
 /// A board picture for humans: the diagram of the rules, one cell per slot.
-pub fn board_picture(position: &Position) -> String {
+pub(crate) fn board_picture(position: &Position) -> String {
     let mut lines = Vec::new();
     // A cell's height in the picture grows by two per rank and falls by one
     // per file, which is what makes the ranks slope down to the right.
@@ -339,7 +339,7 @@ impl fmt::Display for MoveError {
 impl std::error::Error for MoveError {}
 
 /// Parses a cell name such as `f6`.
-pub fn parse_cell(text: &str) -> Result<Cell, MoveError> {
+pub(crate) fn parse_cell(text: &str) -> Result<Cell, MoveError> {
     let bytes = text.as_bytes();
     if !(2..=3).contains(&bytes.len()) || !(b'a'..=b'k').contains(&bytes[0]) {
         return Err(MoveError::Syntax(text.to_string()));
@@ -359,7 +359,7 @@ pub fn parse_cell(text: &str) -> Result<Cell, MoveError> {
 }
 
 /// Splits a move string into its two cells without checking legality.
-pub fn parse_move_cells(text: &str) -> Result<(Cell, Cell), MoveError> {
+pub(crate) fn parse_move_cells(text: &str) -> Result<(Cell, Cell), MoveError> {
     if !text.is_ascii() || !(4..=6).contains(&text.len()) {
         return Err(MoveError::Syntax(text.to_string()));
     }
@@ -448,19 +448,16 @@ fn illegal_reason(position: &Position, from: Cell, to: Cell) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::rules::geometry::cells_of;
 
     #[test]
     fn start_position_round_trips() {
         let position = parse_fen(START_FEN).expect("start FEN");
         assert_eq!(to_fen(&position), START_FEN);
-        assert_eq!(
-            position.queen(Color::White).map(|c| c.to_string()),
-            Some("f1".into())
-        );
-        assert_eq!(
-            position.queen(Color::Black).map(|c| c.to_string()),
-            Some("f11".into())
-        );
+        let queens: Vec<String> = cells_of(position.queens())
+            .map(|cell| format!("{}{}", cell, position.piece_at(cell).unwrap().color.name()))
+            .collect();
+        assert_eq!(queens, ["f1white", "f11black"]);
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! Perft: counting move sequences to a fixed depth, the standard check of a
-//! move generator, with bulk counting at the last ply and rayon over root moves.
+//! move generator, with bulk counting at the last ply and rayon over root
+//! moves, and the divide lines that the protocol and `agon perft` print.
 
 use super::movegen::{count_legal, legal_moves};
 use super::notation::to_fen;
@@ -20,7 +21,7 @@ pub fn perft(position: &Position, depth: u32) -> u64 {
 
 /// Counts per root move, sorted by move text; with `threads > 1` the root
 /// moves are shared out over a rayon pool of that size.
-pub fn perft_divide(position: &Position, depth: u32, threads: usize) -> Vec<(String, u64)> {
+pub(crate) fn perft_divide(position: &Position, depth: u32, threads: usize) -> Vec<(String, u64)> {
     let moves: Vec<_> = legal_moves(position).iter().copied().collect();
     let child_depth = depth.saturating_sub(1);
     let count =
@@ -44,7 +45,7 @@ pub fn perft_divide(position: &Position, depth: u32, threads: usize) -> Vec<(Str
 /// The divide as the protocol's `perft` and `agon perft --divide` print it:
 /// `<move>: <count>` per root move, a blank line, then `Nodes searched:
 /// <total>`.
-pub fn divide_lines(position: &Position, depth: u32, threads: usize) -> Vec<String> {
+pub(crate) fn divide_lines(position: &Position, depth: u32, threads: usize) -> Vec<String> {
     let counts = perft_divide(position, depth, threads);
     let total: u64 = counts.iter().map(|(_, count)| count).sum();
     let mut lines: Vec<String> = counts

@@ -16,7 +16,7 @@ pub enum Color {
 
 impl Color {
     /// 0 for White, 1 for Black.
-    pub const fn index(self) -> usize {
+    pub(crate) const fn index(self) -> usize {
         self as usize
     }
 
@@ -98,7 +98,7 @@ impl fmt::Display for Move {
 
 /// How the formation tests judge a position.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum FormationOutcome {
+pub(crate) enum FormationOutcome {
     /// This side's queen sits on the throne inside six of its guards.
     Won(Color),
     /// This side surrounded the throne with guards while its queen was away.
@@ -154,7 +154,7 @@ pub struct Position {
 
 impl Position {
     /// An empty board with `side` to move.
-    pub fn empty(side: Color, fullmove: u32) -> Position {
+    pub(crate) fn empty(side: Color, fullmove: u32) -> Position {
         let key = if side == Color::Black {
             ZOBRIST_BLACK_TO_MOVE
         } else {
@@ -190,7 +190,7 @@ impl Position {
     }
 
     /// The full-move number (informational only).
-    pub const fn fullmove(&self) -> u32 {
+    pub(crate) const fn fullmove(&self) -> u32 {
         self.fullmove
     }
 
@@ -215,12 +215,12 @@ impl Position {
     }
 
     /// All pieces of `color`, captured or not.
-    pub const fn pieces(&self, color: Color) -> Bitboard {
+    pub(crate) const fn pieces(&self, color: Color) -> Bitboard {
         self.colors[color.index()]
     }
 
     /// The pieces of `color` that are not captured.
-    pub const fn active(&self, color: Color) -> Bitboard {
+    pub(crate) const fn active(&self, color: Color) -> Bitboard {
         self.colors[color.index()] & !self.captured
     }
 
@@ -230,31 +230,23 @@ impl Position {
     }
 
     /// The queens of both sides.
-    pub const fn queens(&self) -> Bitboard {
+    pub(crate) const fn queens(&self) -> Bitboard {
         self.queens
     }
 
     /// The guards of `color`, captured or not.
-    pub const fn guards(&self, color: Color) -> Bitboard {
+    pub(crate) const fn guards(&self, color: Color) -> Bitboard {
         self.colors[color.index()] & !self.queens
     }
 
     /// Every occupied cell.
-    pub const fn occupied(&self) -> Bitboard {
+    pub(crate) const fn occupied(&self) -> Bitboard {
         self.colors[0] | self.colors[1]
     }
 
     /// Every empty cell.
-    pub const fn empty_cells(&self) -> Bitboard {
+    pub(crate) const fn empty_cells(&self) -> Bitboard {
         CELLS & !self.occupied()
-    }
-
-    /// The queen of `color`, if it is on the board.
-    pub fn queen(&self, color: Color) -> Option<Cell> {
-        let set = self.queens & self.colors[color.index()];
-        (set != 0)
-            .then(|| Cell::from_index(set.trailing_zeros() as u8))
-            .flatten()
     }
 
     /// What stands on `cell`.
@@ -280,7 +272,7 @@ impl Position {
 
     /// Whether `color` holds all six cells around the throne with active guards.
     #[inline(always)]
-    pub const fn has_formation(&self, color: Color) -> bool {
+    pub(crate) const fn has_formation(&self, color: Color) -> bool {
         let guards = self.colors[color.index()] & !self.queens & !self.captured;
         THRONE_RING & !guards == 0
     }
@@ -289,7 +281,7 @@ impl Position {
     /// are looked at, so a position given without history is judged the same
     /// whoever is to move.
     #[inline]
-    pub fn formation_outcome(&self) -> Option<FormationOutcome> {
+    pub(crate) fn formation_outcome(&self) -> Option<FormationOutcome> {
         for color in [Color::White, Color::Black] {
             if self.has_formation(color) {
                 let queen = self.queens & self.colors[color.index()];

@@ -11,7 +11,7 @@ use crate::rules::{Color, Position};
 
 /// Every weight of the evaluation, in hundredths of a guard.
 #[derive(Clone, Copy, Debug)]
-pub struct Weights {
+pub(crate) struct Weights {
     /// An active guard.
     pub guard: i32,
     /// An active queen.
@@ -50,7 +50,7 @@ pub struct Weights {
 /// by a match. The fit set both formation terms and the forfeit danger to
 /// zero, and matches that switched the formation terms off gained; they
 /// stay in the table for later fits.
-pub const WEIGHTS: Weights = Weights {
+pub(crate) const WEIGHTS: Weights = Weights {
     guard: 100,
     queen: 300,
     captured_waiting: -40,
@@ -82,17 +82,17 @@ macro_rules! terms {
             /// Every term, in the order of the term arrays.
             pub const ALL: [Term; Term::COUNT] = [$(Term::$term),*];
             /// The number of terms.
-            pub const COUNT: usize = [$($title),*].len();
+            pub(crate) const COUNT: usize = [$($title),*].len();
 
             /// The title, as in `Eval <title>` (`eval` shows it in lower case).
-            pub const fn title(self) -> &'static str {
+            pub(crate) const fn title(self) -> &'static str {
                 match self {
                     $(Term::$term => $title,)*
                 }
             }
 
             /// The term's place in the arrays of terms.
-            pub const fn index(self) -> usize {
+            pub(crate) const fn index(self) -> usize {
                 self as usize
             }
 
@@ -134,7 +134,7 @@ terms! {
 }
 
 /// A weight in percent for each term, indexed by `Term as usize`.
-pub type TermPercents = [i32; Term::COUNT];
+pub(crate) type TermPercents = [i32; Term::COUNT];
 
 /// Every term at its full weight: the evaluation as tuned.
 pub const FULL_PERCENTS: TermPercents = [100; Term::COUNT];
@@ -159,7 +159,7 @@ fn step_destinations(position: &Position, color: Color) -> Bitboard {
 /// The cells where a piece of `color` landing would capture: the neighbour
 /// is an active enemy and the cell beyond it an active piece of `color`.
 #[inline(always)]
-pub fn capture_cells(position: &Position, color: Color) -> Bitboard {
+pub(crate) fn capture_cells(position: &Position, color: Color) -> Bitboard {
     let ours = position.active(color);
     let theirs = position.active(!color);
     let mut cells = 0;
@@ -172,7 +172,7 @@ pub fn capture_cells(position: &Position, color: Color) -> Bitboard {
 /// The cell where a guard of `color` entering from outside the guard ring
 /// would complete the winning formation: its queen sits active on the
 /// throne and five of its active guards stand around it (empty otherwise).
-pub fn winning_cells(position: &Position, color: Color) -> Bitboard {
+pub(crate) fn winning_cells(position: &Position, color: Color) -> Bitboard {
     let active = position.active(color);
     let ring_guards = active & !position.queens() & THRONE_RING;
     if active & position.queens() & THRONE != 0 && ring_guards.count_ones() == 5 {
@@ -185,7 +185,7 @@ pub fn winning_cells(position: &Position, color: Color) -> Bitboard {
 /// Whether `color`, if it were to move, could complete the winning formation
 /// with one step: an active guard from outside the ring can step into its
 /// [`winning_cells`], and no capture waits for relocation.
-pub fn has_win_threat(position: &Position, color: Color) -> bool {
+pub(crate) fn has_win_threat(position: &Position, color: Color) -> bool {
     let gap = winning_cells(position, color);
     if gap == 0
         || position.captured(color) != 0
@@ -329,7 +329,7 @@ fn side_terms(
 
 /// Each term for the side to move minus the same term for the other side,
 /// unweighted by percent (for fitting the weights).
-pub fn term_differences(position: &Position) -> [i32; Term::COUNT] {
+pub(crate) fn term_differences(position: &Position) -> [i32; Term::COUNT] {
     let us = position.side_to_move();
     let ours = side_terms(position, us, true, &FULL_PERCENTS);
     let theirs = side_terms(position, !us, false, &FULL_PERCENTS);
@@ -352,7 +352,7 @@ pub fn evaluate(position: &Position, percent: &TermPercents) -> i32 {
 /// Whether the static evaluation can be trusted here: the game goes on,
 /// nothing waits to be relocated, no formation is one step away, and the
 /// side to move cannot capture.
-pub fn is_quiet(position: &Position) -> bool {
+pub(crate) fn is_quiet(position: &Position) -> bool {
     let us = position.side_to_move();
     position.formation_outcome().is_none()
         && position.captured(Color::White) == 0
@@ -366,7 +366,7 @@ pub fn is_quiet(position: &Position) -> bool {
 /// human-readable line each (white, black, white minus black), ending with
 /// the total from the side to move's view, for the protocol's `eval`
 /// command.
-pub fn describe(position: &Position, percent: &TermPercents) -> Vec<String> {
+pub(crate) fn describe(position: &Position, percent: &TermPercents) -> Vec<String> {
     let stm = position.side_to_move();
     let white = side_terms(position, Color::White, stm == Color::White, percent);
     let black = side_terms(position, Color::Black, stm == Color::Black, percent);

@@ -10,8 +10,8 @@ mod ordering;
 #[cfg(test)]
 mod tests;
 mod threads;
-pub mod time;
-pub mod tt;
+pub(crate) mod time;
+pub(crate) mod tt;
 
 use crate::rules::{Game, Move};
 use ordering::History;
@@ -22,7 +22,7 @@ use tt::TranspositionTable;
 
 /// A score from the side to move's point of view.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum Score {
+pub(crate) enum Score {
     /// Hundredths of a guard.
     Centi(i32),
     /// A forced end in this many moves: positive wins, negative loses.
@@ -41,7 +41,7 @@ impl std::fmt::Display for Score {
 
 /// Whether a reported score is exact or only a bound.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum Bound {
+pub(crate) enum Bound {
     /// The true score.
     Exact,
     /// The true score is at least this.
@@ -52,7 +52,7 @@ pub enum Bound {
 
 /// The clock of the side to move, as given by `go`.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
-pub struct Clock {
+pub(crate) struct Clock {
     /// Time left.
     pub time: Duration,
     /// Increment per move.
@@ -64,7 +64,7 @@ pub struct Clock {
 /// What the caller asked the search to respect. All limits combine: the
 /// search stops at the first one reached.
 #[derive(Clone, Debug, Default)]
-pub struct SearchLimits {
+pub(crate) struct SearchLimits {
     /// Maximum depth in plies.
     pub depth: Option<u32>,
     /// Maximum nodes.
@@ -84,7 +84,7 @@ pub struct SearchLimits {
 impl SearchLimits {
     /// Whether only the clock bounds the search (no depth, nodes, movetime,
     /// mate or infinite), so the engine decides how long to think.
-    pub fn clock_only(&self) -> bool {
+    pub(crate) fn clock_only(&self) -> bool {
         self.clock.is_some()
             && self.depth.is_none()
             && self.nodes.is_none()
@@ -96,7 +96,7 @@ impl SearchLimits {
 
 /// One line of a finished (or partly finished) iteration.
 #[derive(Clone, Debug)]
-pub struct SearchReport {
+pub(crate) struct SearchReport {
     /// Iteration depth.
     pub depth: u32,
     /// Deepest ply reached.
@@ -119,7 +119,7 @@ pub struct SearchReport {
 
 /// What the search settled on.
 #[derive(Clone, Debug)]
-pub struct SearchOutcome {
+pub(crate) struct SearchOutcome {
     /// The move to play (none only when the game is over).
     pub best: Option<Move>,
     /// The expected reply, for pondering.
@@ -134,7 +134,7 @@ pub struct SearchOutcome {
 
 /// Flags shared between the protocol front end and a running search.
 #[derive(Clone, Debug, Default)]
-pub struct SearchControl {
+pub(crate) struct SearchControl {
     /// Set to end the search as soon as possible.
     pub stop: Arc<AtomicBool>,
     /// Set while pondering: no time limit applies until it is cleared.
@@ -150,7 +150,7 @@ impl SearchControl {
     /// Waits while the caller must not see the answer yet: a search under
     /// `infinite` answers only after `stop`, one that ponders only after
     /// `stop` or `ponderhit`.
-    pub fn hold_answer(&self, limits: &SearchLimits) {
+    pub(crate) fn hold_answer(&self, limits: &SearchLimits) {
         while !self.stop.load(Ordering::SeqCst)
             && (limits.infinite || self.pondering.load(Ordering::SeqCst))
         {
@@ -164,7 +164,7 @@ impl SearchControl {
 /// each part is worth without a rebuild. The default is the engine as it
 /// plays.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Tuning {
+pub(crate) struct Tuning {
     /// Probe and store the transposition table (cut-offs and its move).
     pub transposition_table: bool,
     /// Try the two killer moves of a ply early.
@@ -208,7 +208,7 @@ impl Default for Tuning {
 
 /// Engine settings that the protocol's options change.
 #[derive(Clone, Copy, Debug)]
-pub struct EngineOptions {
+pub(crate) struct EngineOptions {
     /// Transposition table size in MiB.
     pub hash_mib: usize,
     /// Search threads.
@@ -234,7 +234,7 @@ impl Default for EngineOptions {
 }
 
 /// The searcher with its tables; one per engine process.
-pub struct Engine {
+pub(crate) struct Engine {
     options: EngineOptions,
     tt: TranspositionTable,
     histories: Vec<History>,
@@ -263,7 +263,7 @@ pub(crate) fn to_score(score: i32) -> Score {
 
 impl Engine {
     /// A new engine with the given options.
-    pub fn new(options: EngineOptions) -> Engine {
+    pub(crate) fn new(options: EngineOptions) -> Engine {
         Engine {
             options,
             tt: TranspositionTable::new(options.hash_mib),
@@ -274,12 +274,12 @@ impl Engine {
     }
 
     /// The options in force.
-    pub fn options(&self) -> EngineOptions {
+    pub(crate) fn options(&self) -> EngineOptions {
         self.options
     }
 
     /// Changes the options (resizing tables when needed).
-    pub fn set_options(&mut self, options: EngineOptions) {
+    pub(crate) fn set_options(&mut self, options: EngineOptions) {
         if options.hash_mib != self.options.hash_mib {
             self.tt = TranspositionTable::new(options.hash_mib);
         }
@@ -289,7 +289,7 @@ impl Engine {
     }
 
     /// Forgets everything learned (hash, histories): a new game.
-    pub fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         self.tt.clear();
         for history in &mut self.histories {
             *history = History::new();
@@ -301,7 +301,7 @@ impl Engine {
     /// first); returns when a limit is reached or `control.stop` is set, and
     /// never earlier than `stop` under `infinite` or while pondering. The
     /// game must not be over.
-    pub fn search(
+    pub(crate) fn search(
         &mut self,
         game: &Game,
         limits: &SearchLimits,

@@ -16,13 +16,13 @@ const KILLER: i32 = 1 << 27;
 const HISTORY_LIMIT: i32 = 16_384;
 
 /// Quiet moves that caused cut-offs, by side, origin and destination.
-pub struct History {
+pub(crate) struct History {
     table: Vec<i32>,
 }
 
 impl History {
     /// An empty history.
-    pub fn new() -> History {
+    pub(crate) fn new() -> History {
         History {
             table: vec![0; 2 * GRID_SLOTS * GRID_SLOTS],
         }
@@ -34,13 +34,13 @@ impl History {
     }
 
     /// The score of `mv` for the side to move of `position`.
-    pub fn get(&self, position: &Position, mv: Move) -> i32 {
+    pub(crate) fn get(&self, position: &Position, mv: Move) -> i32 {
         self.table[Self::slot(position, mv)]
     }
 
     /// Moves the score of `mv` towards the limit by `bonus` (negative for a
     /// malus), shrinking as it approaches so old lessons fade.
-    pub fn update(&mut self, position: &Position, mv: Move, bonus: i32) {
+    pub(crate) fn update(&mut self, position: &Position, mv: Move, bonus: i32) {
         let entry = &mut self.table[Self::slot(position, mv)];
         let bonus = bonus.clamp(-HISTORY_LIMIT, HISTORY_LIMIT);
         *entry += bonus - *entry * bonus.abs() / HISTORY_LIMIT;
@@ -48,20 +48,20 @@ impl History {
 }
 
 /// Two quiet moves per ply that refuted a sibling.
-pub struct Killers {
+pub(crate) struct Killers {
     slots: Vec<[Option<Move>; 2]>,
 }
 
 impl Killers {
     /// No killers yet.
-    pub fn new() -> Killers {
+    pub(crate) fn new() -> Killers {
         Killers {
             slots: vec![[None; 2]; MAX_PLY + 1],
         }
     }
 
     /// Records a cut-off move at `ply`.
-    pub fn record(&mut self, ply: usize, mv: Move) {
+    pub(crate) fn record(&mut self, ply: usize, mv: Move) {
         let slot = &mut self.slots[ply];
         if slot[0] != Some(mv) {
             slot[1] = slot[0];
@@ -70,7 +70,7 @@ impl Killers {
     }
 
     /// Forgets the killers of the ply below `ply` (its children).
-    pub fn clear_children(&mut self, ply: usize) {
+    pub(crate) fn clear_children(&mut self, ply: usize) {
         if ply + 1 < self.slots.len() {
             self.slots[ply + 1] = [None; 2];
         }
@@ -91,13 +91,13 @@ impl Killers {
 /// Whether `mv` completes the formation, given the [`winning_cells`] of the
 /// side to move: it enters the gap from outside the ring (a guard sliding along
 /// the ring would only open another gap).
-pub fn is_winning(winning: Bitboard, mv: Move) -> bool {
+pub(crate) fn is_winning(winning: Bitboard, mv: Move) -> bool {
     winning & mv.to().bit() != 0 && THRONE_RING & mv.from().bit() == 0
 }
 
 /// The legal moves of a node with their ordering scores, handed out best
 /// first by partial selection sort.
-pub struct OrderedMoves {
+pub(crate) struct OrderedMoves {
     moves: MoveList,
     scores: [i32; MAX_MOVES],
     captures: Bitboard,
@@ -106,7 +106,7 @@ pub struct OrderedMoves {
 
 impl OrderedMoves {
     /// Scores `moves` of `position` at `ply`.
-    pub fn new(
+    pub(crate) fn new(
         position: &Position,
         moves: MoveList,
         tt_move: Option<Move>,
@@ -140,7 +140,7 @@ impl OrderedMoves {
     }
 
     /// Whether `mv` captures something.
-    pub fn is_capture(&self, mv: Move) -> bool {
+    pub(crate) fn is_capture(&self, mv: Move) -> bool {
         self.captures & mv.to().bit() != 0
     }
 }

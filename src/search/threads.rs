@@ -14,7 +14,7 @@ use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 /// Searches `game`'s position with one thread per history in `histories`.
-pub fn run(
+pub(crate) fn run(
     tt: &TranspositionTable,
     histories: &mut [History],
     options: &EngineOptions,

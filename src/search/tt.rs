@@ -16,7 +16,7 @@ const HASHFULL_SAMPLE: usize = 250;
 
 /// What a probe found.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub struct TtHit {
+pub(crate) struct TtHit {
     /// The best (or refuting) move, if one was stored.
     pub mv: Option<Move>,
     /// The score, already adjusted to the probing node's ply.
@@ -117,14 +117,14 @@ fn score_from_tt(score: i32, ply: usize) -> i32 {
 }
 
 /// The shared table.
-pub struct TranspositionTable {
+pub(crate) struct TranspositionTable {
     buckets: Vec<Bucket>,
     age: u8,
 }
 
 impl TranspositionTable {
     /// A table using at most `mib` MiB (at least one bucket).
-    pub fn new(mib: usize) -> TranspositionTable {
+    pub(crate) fn new(mib: usize) -> TranspositionTable {
         let count = (mib.saturating_mul(1 << 20) / size_of::<Bucket>()).max(1);
         let mut buckets = Vec::with_capacity(count);
         buckets.resize_with(count, Bucket::default);
@@ -132,7 +132,7 @@ impl TranspositionTable {
     }
 
     /// Empties every entry.
-    pub fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         for bucket in &mut self.buckets {
             for entry in &mut bucket.entries {
                 *entry.check.get_mut() = 0;
@@ -144,7 +144,7 @@ impl TranspositionTable {
 
     /// Marks the start of a new search: older entries become cheaper to
     /// replace.
-    pub fn new_search(&mut self) {
+    pub(crate) fn new_search(&mut self) {
         self.age = (self.age + 1) & 63;
     }
 
@@ -155,7 +155,7 @@ impl TranspositionTable {
 
     /// Hints the processor to fetch the bucket of `key`.
     #[inline(always)]
-    pub fn prefetch(&self, key: u64) {
+    pub(crate) fn prefetch(&self, key: u64) {
         #[cfg(target_arch = "x86_64")]
         {
             let pointer = self.bucket(key) as *const Bucket as *const i8;
@@ -167,7 +167,7 @@ impl TranspositionTable {
     }
 
     /// Looks `key` up, adjusting mate scores to `ply`.
-    pub fn probe(&self, key: u64, ply: usize) -> Option<TtHit> {
+    pub(crate) fn probe(&self, key: u64, ply: usize) -> Option<TtHit> {
         for entry in &self.bucket(key).entries {
             let data = entry.data.load(Ordering::Relaxed);
             let check = entry.check.load(Ordering::Relaxed);
@@ -186,7 +186,7 @@ impl TranspositionTable {
 
     /// Stores a search result for `key` found at `ply`.
     #[allow(clippy::too_many_arguments)]
-    pub fn store(
+    pub(crate) fn store(
         &self,
         key: u64,
         ply: usize,
@@ -244,7 +244,7 @@ impl TranspositionTable {
 
     /// How full the table is with entries of the current search, per mille,
     /// estimated from the first buckets.
-    pub fn hashfull(&self) -> u32 {
+    pub(crate) fn hashfull(&self) -> u32 {
         let sample = &self.buckets[..HASHFULL_SAMPLE.min(self.buckets.len())];
         let used: usize = sample
             .iter()

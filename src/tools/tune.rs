@@ -148,14 +148,14 @@ const SEARCH_SCALE: f64 = 1.0 / 250.0;
 /// One quiet position: its term differences (side to move minus the other)
 /// and the expected score to fit for the side to move, between 0 and 1.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Sample {
+pub(crate) struct Sample {
     differences: [f64; Term::COUNT],
     target: f64,
 }
 
 /// What [`load_samples`] read.
 #[derive(Debug, Default)]
-pub struct Samples {
+pub(crate) struct Samples {
     /// The quiet positions found.
     pub samples: Vec<Sample>,
     /// Games with a decisive or drawn result that were used.
@@ -173,7 +173,10 @@ pub struct Samples {
 /// # Errors
 ///
 /// Reading the input failed, or a record holds a move that is not legal.
-pub fn load_samples(input: impl BufRead, result_weight: f64) -> Result<Samples, RecordError> {
+pub(crate) fn load_samples(
+    input: impl BufRead,
+    result_weight: f64,
+) -> Result<Samples, RecordError> {
     let mut loaded = Samples::default();
     for (index, line) in input.lines().enumerate() {
         let number = index + 1;
@@ -237,7 +240,7 @@ pub fn load_samples(input: impl BufRead, result_weight: f64) -> Result<Samples, 
 
 /// The result of a fit.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Fit {
+pub(crate) struct Fit {
     /// Logistic scale: an evaluation `e` predicts the score
     /// `1 / (1 + exp(-scale * e))`.
     pub scale: f64,
@@ -286,7 +289,7 @@ fn fit_scale(samples: &[Sample], percent: &[f64; Term::COUNT]) -> f64 {
 /// the logistic scale is fitted to the starting weights and then held, and
 /// the weights follow the gradient of the squared error (Adam steps),
 /// staying within the range the options accept.
-pub fn fit(samples: &[Sample], start: &[f64; Term::COUNT]) -> Fit {
+pub(crate) fn fit(samples: &[Sample], start: &[f64; Term::COUNT]) -> Fit {
     let scale = fit_scale(samples, start);
     let loss_before = loss(samples, start, scale);
     let mut percent = *start;

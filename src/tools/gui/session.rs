@@ -320,10 +320,15 @@ impl Session {
     ) -> Arc<Mutex<Session>> {
         let start = parse_fen(crate::rules::START_FEN).unwrap_or(Position::empty(Color::White, 1));
         let session = Arc::new(Mutex::new(Session {
+            // The opponent is the chosen default; analysis and engine games start with agon.
             seats: ROLES
                 .iter()
-                .map(|_| Seat {
-                    choice: default_engine,
+                .map(|role| Seat {
+                    choice: if *role == Role::Opponent {
+                        default_engine
+                    } else {
+                        0
+                    },
                     generation: 0,
                     handle: None,
                     status: Status::Idle,
@@ -585,7 +590,7 @@ impl Session {
             lines: Vec::new(),
             dirty: true,
         };
-        if position_result(self.game_at(self.cursor).position()) != GameResult::Ongoing {
+        if finished(self.game_at(self.cursor).position()) {
             self.stop(Role::Analyst);
             return;
         }
@@ -836,8 +841,15 @@ impl Session {
             }
             Command::Takeback => self.take_back(),
             Command::Hint => {
+                // The opponent engine gives it, so only while it waits for the person.
+                let Mode::Play { human } = self.mode else {
+                    return Err("a hint is for a game against the engine".into());
+                };
                 if self.verdict().is_some() {
                     return Err("the game is over".into());
+                }
+                if self.game().position().side_to_move() != human {
+                    return Err("it is the engine's turn".into());
                 }
                 let id = self.new_search_id();
                 self.hint = Some((id, String::new()));
@@ -927,10 +939,11 @@ impl Session {
                 }
                 self.cursor = self.plies.len();
                 let time_ms = u64::try_from(self.turn_started.elapsed().as_millis()).unwrap_or(0);
+                // The person's clock is not running before their first move of a new game.
                 if let Some(clocks) = &mut self.clocks
                     && clocks.since.is_none()
                 {
-                    clocks.since = Some(self.turn_started);
+                    clocks.since = Some(Instant::now());
                 }
                 self.play(text, None, time_ms)
             }
@@ -938,7 +951,7 @@ impl Session {
             Mode::Analysis => {
                 let position = *self.game_at(self.cursor).position();
                 parse_move(&position, text).map_err(|e| format!("illegal move {text}: {e}"))?;
-                if position_result(&position) != GameResult::Ongoing {
+                if finished(&position) {
                     return Err("the game is over at this position".into());
                 }
                 // A move off the end of the record replaces what followed.
@@ -1239,7 +1252,7 @@ impl Session {
         let may_move = match self.mode {
             Mode::Play { human } => at_end && verdict.is_none() && position.side_to_move() == human,
             Mode::Watch { .. } => false,
-            Mode::Analysis => position_result(&position) == GameResult::Ongoing,
+            Mode::Analysis => !finished(&position),
         };
         let legal: Vec<String> = if may_move {
             legal_moves(&position)
@@ -1351,6 +1364,11 @@ impl Session {
         let state = self.state().to_string();
         (self.publish)("state", state);
     }
+}
+
+/// Whether the position alone ends the game (formation or no legal move).
+fn finished(position: &Position) -> bool {
+    position_result(position) != GameResult::Ongoing
 }
 
 /// The captured pieces that may be relocated now (the queen first).

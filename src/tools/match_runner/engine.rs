@@ -145,11 +145,6 @@ impl EngineProcess {
         Ok(engine)
     }
 
-    /// The engine's name.
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-
     /// The `id` and `option` lines of its handshake, as it sent them.
     pub fn declarations(&self) -> &[String] {
         &self.declarations

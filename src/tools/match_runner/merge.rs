@@ -12,17 +12,17 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// The games of a run gathered from its shards' states.
-pub struct Merged {
+pub(crate) struct Merged {
     /// The run's configuration (without a shard).
-    pub config: options::MatchConfig,
+    pub(crate) config: options::MatchConfig,
     /// Every game found, by 0-based index.
-    pub games: BTreeMap<u64, GameRecord>,
+    pub(crate) games: BTreeMap<u64, GameRecord>,
     /// Shards of the run with no state among the files, 1-based.
-    pub missing: Vec<u64>,
+    pub(crate) missing: Vec<u64>,
 }
 
 /// Reads the states and checks that they are distinct shards of one run.
-pub fn merge(files: &[PathBuf]) -> Result<Merged, MatchError> {
+pub(crate) fn merge(files: &[PathBuf]) -> Result<Merged, MatchError> {
     let Some(first_path) = files.first() else {
         return Err(UsageError::from("agon stats needs at least one state file").into());
     };

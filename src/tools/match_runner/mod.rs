@@ -10,16 +10,16 @@ pub mod openings;
 pub mod options;
 pub mod record;
 pub mod referee;
-pub mod schedule;
-pub mod state;
+pub(crate) mod schedule;
+pub(crate) mod state;
 
 use crate::rules::Color;
 use crate::tools::shard::Shard;
-use crate::tools::stats::SprtDecision;
+use crate::tools::stats::{SprtDecision, Tally};
 use engine::{EngineProcess, StartError};
 use error::MatchError;
 use openings::OpeningBook;
-use options::{MatchConfig, OpeningSource, Request};
+use options::{MatchConfig, Request};
 use record::{GameRecord, RecordWriter, Verdict};
 use referee::{GameSetup, play_game};
 use schedule::{is_own_game, slot, statistics_lines, tallies};
@@ -27,14 +27,24 @@ use state::SavedState;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{RecvTimeoutError, Sender, channel};
+use std::sync::mpsc::{RecvTimeoutError, SyncSender, sync_channel};
 use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
-/// How long a shard of an SPRT run waits between looks at the other
-/// shards' states: reading them costs, and a decision can wait a second.
+/// How long a shard of an SPRT run waits before it reads another shard's
+/// state again: reading costs, and a decision can wait a second.
 const SHARD_CHECK_INTERVAL: Duration = Duration::from_secs(1);
+
+/// What a shard of an SPRT run last read of another shard's state.
+struct OtherShard {
+    /// The state file's modification time when read.
+    modified: Option<std::time::SystemTime>,
+    /// When it was read.
+    read_at: Instant,
+    /// Its games, tallied for the test's encounter.
+    tally: Tally,
+}
 
 /// Runs `agon match` with the arguments after the subcommand.
 pub fn run(args: &[String]) -> Result<(), MatchError> {
@@ -62,17 +72,25 @@ pub fn run(args: &[String]) -> Result<(), MatchError> {
     if let (None, Some(path)) = (&config.state_file, &config.resume) {
         config.state_file = Some(path.clone());
     }
-    check_shard_setup(&config, args, saved.is_some())?;
+    check_shard_setup(&config)?;
+    let saved_args: Vec<String> = match &saved {
+        Some(state) => state.args.clone(),
+        None => without_per_invocation(args),
+    };
     let seed = saved
         .as_ref()
         .map(|s| s.seed)
         .or(config.seed)
         .or_else(|| options::openings_seed(args))
-        .unwrap_or_else(clock_seed);
-    let saved_args: Vec<String> = match &saved {
-        Some(state) => state.args.clone(),
-        None => without_per_invocation(args),
-    };
+        .unwrap_or_else(|| {
+            // Every shard of a run must draw the same openings: without a
+            // seed they share one made from their common command line.
+            if config.shard.is_whole() {
+                clock_seed()
+            } else {
+                command_line_seed(&saved_args)
+            }
+        });
     let finished: Vec<GameRecord> = saved.as_ref().map_or_else(Vec::new, |s| s.games.clone());
     let written = saved.as_ref().map_or(0, |s| s.written);
     Runner::new(config, seed, saved_args, finished, written)?.run()
@@ -94,27 +112,8 @@ fn name_shard_files(config: &mut MatchConfig) {
 }
 
 /// Refuses shard runs that could not be merged into one run's result.
-fn check_shard_setup(
-    config: &MatchConfig,
-    args: &[String],
-    resumed: bool,
-) -> Result<(), MatchError> {
-    if config.shard.is_whole() {
-        return Ok(());
-    }
-    let seeded = config.seed.is_some() || options::openings_seed(args).is_some() || resumed;
-    let seed_matters = match &config.openings {
-        OpeningSource::Random { .. } => true,
-        OpeningSource::File { random_order, .. } => *random_order,
-        OpeningSource::StartPosition => false,
-    };
-    if seed_matters && !seeded {
-        return Err(options::UsageError::from(
-            "-shard with random openings needs -seed, so that every shard uses the same openings",
-        )
-        .into());
-    }
-    if config.sprt.is_some() && config.state_file.is_none() {
+fn check_shard_setup(config: &MatchConfig) -> Result<(), MatchError> {
+    if !config.shard.is_whole() && config.sprt.is_some() && config.state_file.is_none() {
         return Err(options::UsageError::from(
             "-sprt with -shard needs -state on a file system all shards share: \
              each shard reads the others' states to stop once the merged test is decided",
@@ -122,6 +121,15 @@ fn check_shard_setup(
         .into());
     }
     Ok(())
+}
+
+/// A seed made from a command line (FNV-1a), the same in every process.
+fn command_line_seed(args: &[String]) -> u64 {
+    args.iter()
+        .flat_map(|arg| arg.bytes().chain([0]))
+        .fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
+            (hash ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3)
+        })
 }
 
 fn clock_seed() -> u64 {
@@ -231,7 +239,7 @@ struct Runner {
 enum Halt {
     Complete,
     Decided(SprtDecision),
-    DecidedAcrossShards(SprtDecision, usize),
+    DecidedAcrossShards(SprtDecision, u64),
     EngineBroken(String),
     WorkerFailed(String),
     Interrupted,
@@ -240,7 +248,7 @@ enum Halt {
 
 impl Shared {
     /// Plays games from the queue with engines kept between games.
-    fn worker(&self, queue: &Mutex<Queue>, results: &Sender<Report>) {
+    fn worker(&self, queue: &Mutex<Queue>, results: &SyncSender<Report>) {
         let mut engines: HashMap<usize, EngineProcess> = HashMap::new();
         let abort = &self.stop;
         loop {
@@ -397,8 +405,10 @@ impl Runner {
             left_to_start: self.shared.config.max_games,
         }));
         let interrupted = Arc::clone(interrupted());
-        let (sender, results) = channel::<Report>();
         let threads = (self.shared.config.concurrency as u64).min(own_total.max(1));
+        // Bounded: a worker waits until its last game is recorded, so that
+        // no worker plays on far beyond a decided test or a failure.
+        let (sender, results) = sync_channel::<Report>(0);
         let workers: Vec<_> = (0..threads)
             .map(|_| {
                 let sender = sender.clone();
@@ -411,7 +421,7 @@ impl Runner {
         let stop = &self.shared.stop;
         let mut halt = Halt::Complete;
         let mut since_report = 0;
-        let mut last_shard_check: Option<Instant> = None;
+        let mut other_shards: HashMap<u64, OtherShard> = HashMap::new();
         loop {
             if interrupted.load(Ordering::SeqCst) && !stop.load(Ordering::SeqCst) {
                 halt = Halt::Interrupted;
@@ -456,17 +466,16 @@ impl Runner {
             if broken && !self.shared.config.recover {
                 halt = Halt::EngineBroken(loser);
                 stop.store(true, Ordering::SeqCst);
-            } else if let Some(decision) = self.sprt_decision(&self.finished) {
-                halt = Halt::Decided(decision);
-                stop.store(true, Ordering::SeqCst);
-            } else if !shard.is_whole()
-                && self.shared.config.sprt.is_some()
-                && last_shard_check.is_none_or(|at| at.elapsed() >= SHARD_CHECK_INTERVAL)
-            {
-                last_shard_check = Some(Instant::now());
-                let merged = self.merged_with_other_shards()?;
+            } else if shard.is_whole() {
+                if let Some(decision) = self.sprt_decision(&self.own_tally()) {
+                    halt = Halt::Decided(decision);
+                    stop.store(true, Ordering::SeqCst);
+                }
+            } else if self.shared.config.sprt.is_some() {
+                // A shard decides on the games of every shard, never on its own.
+                let merged = self.merged_tally(&mut other_shards)?;
                 if let Some(decision) = self.sprt_decision(&merged) {
-                    halt = Halt::DecidedAcrossShards(decision, merged.len());
+                    halt = Halt::DecidedAcrossShards(decision, merged.games());
                     stop.store(true, Ordering::SeqCst);
                 }
             }
@@ -564,41 +573,76 @@ impl Runner {
         }
     }
 
-    /// This shard's games with those the other shards of the run have saved
-    /// so far (a shard that has not saved yet adds none).
-    fn merged_with_other_shards(&self) -> Result<BTreeMap<u64, GameRecord>, MatchError> {
+    /// The test's encounter tallied over this process's games.
+    fn own_tally(&self) -> Tally {
         let config = &self.shared.config;
-        let mut merged = self.finished.clone();
+        tallies(config, &self.finished)
+            .into_iter()
+            .next()
+            .unwrap_or_default()
+    }
+
+    /// This shard's tally merged with those of the games the other shards
+    /// have saved so far (a shard without a state yet adds none). Pairs never
+    /// span shards, so the merged tally is that of all the games together.
+    /// Another shard's state is read again only when it changed, at most
+    /// once per [`SHARD_CHECK_INTERVAL`].
+    fn merged_tally(&self, others: &mut HashMap<u64, OtherShard>) -> Result<Tally, MatchError> {
+        let config = &self.shared.config;
+        let mut merged = self.own_tally();
         let Some(own_path) = &config.state_file else {
             return Ok(merged);
         };
-        let base = self.shared.config.shard;
-        for number in (1..=base.count()).filter(|&n| n != base.number()) {
-            let path = sibling_state(own_path, base, number);
-            if !path.exists() {
-                continue;
+        let shard = config.shard;
+        for number in (1..=shard.count()).filter(|&n| n != shard.number()) {
+            let path = sibling_state(own_path, shard, number);
+            let modified = std::fs::metadata(&path).and_then(|m| m.modified()).ok();
+            let known = others.get(&number);
+            let stale = known.is_none_or(|other| {
+                other.modified != modified && other.read_at.elapsed() >= SHARD_CHECK_INTERVAL
+            });
+            if stale && path.exists() {
+                let other = SavedState::load(&path)?;
+                if other.args != self.args || other.seed != self.seed {
+                    return Err(MatchError::content(
+                        &path,
+                        "the state of another match, not of a shard of this one",
+                    ));
+                }
+                let games = other
+                    .games
+                    .into_iter()
+                    .filter(|g| g.game > 0)
+                    .map(|g| (g.game - 1, g))
+                    .collect();
+                let tally = tallies(config, &games)
+                    .into_iter()
+                    .next()
+                    .unwrap_or_default();
+                others.insert(
+                    number,
+                    OtherShard {
+                        modified,
+                        read_at: Instant::now(),
+                        tally,
+                    },
+                );
             }
-            let other = SavedState::load(&path)?;
-            if other.args != self.args || other.seed != self.seed {
-                return Err(MatchError::content(
-                    &path,
-                    "the state of another match, not of a shard of this one",
-                ));
+            if let Some(other) = others.get(&number) {
+                merged.merge(&other.tally);
             }
-            merged.extend(other.games.into_iter().map(|g| (g.game - 1, g)));
         }
         Ok(merged)
     }
 
-    fn sprt_decision(&self, games: &BTreeMap<u64, GameRecord>) -> Option<SprtDecision> {
+    fn sprt_decision(&self, tally: &Tally) -> Option<SprtDecision> {
         let config = &self.shared.config;
         let sprt = config.sprt.as_ref()?;
-        let tally = tallies(config, games).into_iter().next()?;
         // With pairs, a lone game waiting for its partner must not decide the test.
         if config.repeat && tally.pairs() == 0 {
             return None;
         }
-        sprt.status(&tally).decision
+        sprt.status(tally).decision
     }
 
     fn print_statistics(&self) {

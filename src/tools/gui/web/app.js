@@ -341,6 +341,10 @@ function renderAnalysis() {
   $("analyse-toggle").classList.toggle("on", state.analysing);
   $("analyse-toggle").textContent = state.analysing ? "Stop" : "Analyse";
   if (!current || !current.lines.length) {
+    // Without analysis the bar shows the score recorded for the move that led here.
+    const recorded = state.cursor > 0 ? state.moves[state.cursor - 1].score : null;
+    $("evalfill").style.height = (scoreShare(recorded) * 100).toFixed(1) + "%";
+    $("evaltext").textContent = recorded ? formatScore(recorded) : "";
     if (!state.analysing) return;
     $("an-score").textContent = "...";
     lines.textContent = "";
