@@ -7,33 +7,19 @@
 //! The fuzz's case count defaults to a quick run; set `AGON_CLI_FUZZ_CASES`
 //! for longer runs, e.g. `AGON_CLI_FUZZ_CASES=5000 cargo test --release --test cli`.
 
+mod common;
+use common::{AGON, run_agon, scratch_dir};
+
 use rand::rngs::StdRng;
 use rand::seq::IndexedRandom;
 use rand::{Rng, SeedableRng};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-const AGON: &str = env!("CARGO_BIN_EXE_agon");
-
-fn agon(args: &[&str]) -> Output {
-    Command::new(AGON)
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .expect("agon runs")
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("agon-cli-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
 /// Asserts a refusal: exit status 1 or 2 (clap's), no output, a message naming `expected`.
 fn assert_refused(args: &[&str], expected: &str) {
-    let output = agon(args);
+    let output = run_agon(args);
     let message = String::from_utf8_lossy(&output.stderr);
     assert!(
         matches!(output.status.code(), Some(1 | 2)),
@@ -104,7 +90,7 @@ fn depths_and_counts_out_of_range_are_refused() {
         ],
         "depth",
     );
-    let perft = agon(&["perft", "1"]);
+    let perft = run_agon(&["perft", "1"]);
     assert!(perft.status.success());
     assert!(String::from_utf8_lossy(&perft.stdout).starts_with("perft 1: "));
 }
@@ -443,7 +429,7 @@ fn run_case(args: &[String]) -> Option<Output> {
 
 #[test]
 fn random_and_hostile_command_lines_never_panic_and_every_refusal_is_explained() {
-    let dir = scratch("fuzz");
+    let dir = scratch_dir("fuzz");
     let mut rng = StdRng::seed_from_u64(
         std::env::var("AGON_CLI_FUZZ_SEED")
             .ok()

@@ -4,33 +4,14 @@
 //! loss.
 
 mod common;
-
-use common::Agon;
-use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
+use common::{Agon, run_agon, scratch_dir};
 use std::time::Duration;
 
-const AGON: &str = env!("CARGO_BIN_EXE_agon");
 /// Bytes per record (protocol.md, "Training records").
 const RECORD_SIZE: u64 = 26;
 
-fn agon(args: &[&str]) -> Output {
-    Command::new(AGON)
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .expect("agon runs")
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("agon-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
 fn datagen(path: &str, games: &str, seed: &str) -> String {
-    let run = agon(&[
+    let run = run_agon(&[
         "datagen",
         "--output",
         path,
@@ -59,7 +40,7 @@ fn validation_losses(stdout: &str) -> Vec<f64> {
 
 #[test]
 fn datagen_appends_records_and_train_makes_a_network_that_learns() {
-    let dir = scratch("datagen");
+    let dir = scratch_dir("datagen");
     let data = dir.join("games.bin");
     let data = data.to_str().unwrap();
     let first = datagen(data, "12", "1");
@@ -96,7 +77,7 @@ fn datagen_appends_records_and_train_makes_a_network_that_learns() {
     let network = dir.join("test.nnue");
     let network = network.to_str().unwrap();
     let train = |epochs: &str| {
-        let run = agon(&[
+        let run = run_agon(&[
             "train",
             data,
             "--output",
@@ -165,7 +146,7 @@ fn datagen_appends_records_and_train_makes_a_network_that_learns() {
 
 #[test]
 fn datagen_refuses_bad_arguments() {
-    let dir = scratch("datagen-bad");
+    let dir = scratch_dir("datagen-bad");
     let data = dir.join("x.bin");
     let data = data.to_str().unwrap();
     for args in [
@@ -190,7 +171,7 @@ fn datagen_refuses_bad_arguments() {
         ],
         vec!["train", "/nonexistent.bin", "--output", data],
     ] {
-        let run = agon(&args);
+        let run = run_agon(&args);
         assert!(!run.status.success(), "{args:?}");
         assert!(
             String::from_utf8_lossy(&run.stderr).starts_with("error: "),

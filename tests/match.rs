@@ -1,25 +1,18 @@
 //! End-to-end tests of `agon match` with real engine processes: scripted
 //! engines from tests/engines/ that play, misbehave and get interrupted.
 
-use std::path::{Path, PathBuf};
+mod common;
+use common::{AGON, last_summary, scratch_dir};
+
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
-
-const AGON: &str = env!("CARGO_BIN_EXE_agon");
 
 fn scripted() -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/engines/scripted.py")
         .display()
         .to_string()
-}
-
-/// A fresh scratch directory for one test.
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("agon-match-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
 }
 
 fn agon_match(args: &[&str]) -> Output {
@@ -35,20 +28,6 @@ fn stdout(output: &Output) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
-/// The last statistics block printed: the lines from the last "Results of" on.
-fn last_summary(text: &str) -> Vec<String> {
-    let lines: Vec<&str> = text.lines().collect();
-    let start = lines
-        .iter()
-        .rposition(|l| l.starts_with("Results of"))
-        .expect("a statistics block");
-    lines[start..]
-        .iter()
-        .take_while(|l| !l.starts_with("Finished match") && !l.starts_with("Stopped"))
-        .map(|l| l.to_string())
-        .collect()
-}
-
 fn json_records(path: &Path) -> Vec<serde_json::Value> {
     std::fs::read_to_string(path)
         .unwrap()
@@ -59,7 +38,7 @@ fn json_records(path: &Path) -> Vec<serde_json::Value> {
 
 #[test]
 fn a_paired_match_completes_with_readable_records() {
-    let dir = scratch("paired");
+    let dir = scratch_dir("paired");
     let (pgn, jsonl) = (dir.join("games.pgn"), dir.join("games.jsonl"));
     let engine = scripted();
     let output = agon_match(&[
@@ -128,7 +107,7 @@ fn a_paired_match_completes_with_readable_records() {
 
 #[test]
 fn misbehaving_engines_lose_with_the_right_reason_and_the_run_goes_on() {
-    let dir = scratch("misbehaving");
+    let dir = scratch_dir("misbehaving");
     let jsonl = dir.join("games.jsonl");
     let engine = scripted();
     let mut args: Vec<String> = vec![
@@ -265,7 +244,7 @@ fn white_only_match(dir: &Path, extra: &[&str]) -> Output {
 
 #[test]
 fn a_run_stopped_after_some_games_resumes_to_the_same_totals() {
-    let straight_dir = scratch("straight");
+    let straight_dir = scratch_dir("straight");
     let straight = white_only_match(&straight_dir, &[]);
     assert!(straight.status.success());
     let expected = last_summary(&stdout(&straight));
@@ -276,7 +255,7 @@ fn a_run_stopped_after_some_games_resumes_to_the_same_totals() {
         "{expected:?}"
     );
 
-    let dir = scratch("resumed");
+    let dir = scratch_dir("resumed");
     let state = dir.join("state.json");
     let state_arg = state.to_str().unwrap();
     let first = white_only_match(&dir, &["-state", state_arg, "-maxgames", "3"]);
@@ -309,7 +288,7 @@ fn a_run_stopped_after_some_games_resumes_to_the_same_totals() {
 
 #[test]
 fn an_interrupted_run_saves_its_state_and_resumes() {
-    let dir = scratch("interrupted");
+    let dir = scratch_dir("interrupted");
     let state = dir.join("state.json");
     let jsonl = dir.join("games.jsonl");
     let engine = scripted();

@@ -1,18 +1,12 @@
 //! `agon match` with the real engine: agon against itself and against
 //! `agon random`, every recorded game replayed through the rules core.
 
+mod common;
+use common::{AGON, scratch_dir};
+
 use agon::rules::{Game, GameResult, parse_fen, to_fen};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
-
-const AGON: &str = env!("CARGO_BIN_EXE_agon");
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("agon-match-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
 
 /// Runs a match and returns its standard output and its JSON records.
 fn play(dir: &Path, engines: &[&str], extra: &[&str]) -> (String, Vec<serde_json::Value>) {
@@ -85,7 +79,7 @@ fn check_record(record: &serde_json::Value) {
 
 #[test]
 fn agon_plays_random_and_itself_with_legal_recorded_games() {
-    let dir = scratch("agon-random");
+    let dir = scratch_dir("agon-random");
     let engine = format!("cmd={AGON}");
     let (text, records) = play(
         &dir,
@@ -122,7 +116,7 @@ fn agon_plays_random_and_itself_with_legal_recorded_games() {
     assert_eq!(records[0]["book"], records[1]["book"]);
     assert_eq!(records[0]["book"].as_array().unwrap().len(), 4);
 
-    let dir = scratch("agon-self");
+    let dir = scratch_dir("agon-self");
     let (text, records) = play(
         &dir,
         &[
@@ -149,7 +143,7 @@ fn agon_plays_random_and_itself_with_legal_recorded_games() {
 
 #[test]
 fn a_refused_option_stops_the_run_before_any_game() {
-    let dir = scratch("refused");
+    let dir = scratch_dir("refused");
     let jsonl = dir.join("games.jsonl");
     let output = Command::new(AGON)
         .args(["match", "-engine", &format!("cmd={AGON}"), "name=good"])

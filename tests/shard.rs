@@ -3,18 +3,11 @@
 //! playing them all; an SPRT split over shards stops once the merged test
 //! is decided.
 
-use serde_json::Value;
-use std::path::{Path, PathBuf};
+mod common;
+use common::{AGON, comparable_records, last_summary, scratch_dir};
+
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
-
-const AGON: &str = env!("CARGO_BIN_EXE_agon");
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("agon-shard-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
 
 fn text(output: &Output) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()
@@ -55,50 +48,18 @@ fn fixed_node_match(dir: &Path, extra: &[&str]) -> Command {
     command
 }
 
-/// The records of a file, without what differs from run to run (thinking
-/// times and the date).
-fn records(path: &Path) -> Vec<Value> {
-    std::fs::read_to_string(path)
-        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-        .lines()
-        .map(|line| {
-            let mut record: Value = serde_json::from_str(line).unwrap();
-            record.as_object_mut().unwrap().remove("date");
-            for mv in record["moves"].as_array_mut().unwrap() {
-                mv.as_object_mut().unwrap().remove("time_ms");
-            }
-            record
-        })
-        .collect()
-}
-
-/// The last statistics block: from the last "Results of" to the line before
-/// the final message.
-fn last_summary(text: &str) -> Vec<String> {
-    let lines: Vec<&str> = text.lines().collect();
-    let start = lines
-        .iter()
-        .rposition(|l| l.starts_with("Results of"))
-        .expect("a statistics block");
-    lines[start..]
-        .iter()
-        .take_while(|l| !l.starts_with("Finished") && !l.starts_with("Stopped"))
-        .map(|l| l.to_string())
-        .collect()
-}
-
 #[test]
 fn four_shards_merge_into_the_games_and_statistics_of_one_run() {
-    let whole_dir = scratch("whole");
+    let whole_dir = scratch_dir("whole");
     let whole = fixed_node_match(&whole_dir, &["-concurrency", "2"])
         .output()
         .unwrap();
     assert!(whole.status.success(), "{}", text(&whole));
-    let expected_records = records(&whole_dir.join("games.jsonl"));
+    let expected_records = comparable_records(&whole_dir.join("games.jsonl"));
     assert_eq!(expected_records.len(), 12);
     let expected_summary = last_summary(&text(&whole));
 
-    let dir = scratch("parts");
+    let dir = scratch_dir("parts");
     let shards: Vec<_> = (1..=4)
         .map(|k| {
             fixed_node_match(&dir, &["-shard", &format!("{k}/4")])
@@ -144,11 +105,11 @@ fn four_shards_merge_into_the_games_and_statistics_of_one_run() {
         merged_text.starts_with("Merged 4 state file(s): 12 of 12 games\n"),
         "{merged_text}"
     );
-    assert_eq!(records(&merged_jsonl), expected_records);
+    assert_eq!(comparable_records(&merged_jsonl), expected_records);
     assert_eq!(last_summary(&merged_text), expected_summary);
     // Each shard's own record file holds its games only; together they are all.
     let mut games: Vec<u64> = (1..=4)
-        .flat_map(|k| records(&dir.join(format!("games.shard-{k}-of-4.jsonl"))))
+        .flat_map(|k| comparable_records(&dir.join(format!("games.shard-{k}-of-4.jsonl"))))
         .map(|r| r["game"].as_u64().unwrap())
         .collect();
     games.sort_unstable();
@@ -203,7 +164,7 @@ fn sprt_shard(dir: &Path, shard: &str, extra: &[&str]) -> Output {
 
 #[test]
 fn an_sprt_split_over_shards_stops_on_the_merged_result() {
-    let dir = scratch("sprt");
+    let dir = scratch_dir("sprt");
     // Shard 2 plays 100 games and stops; shard 1 then counts them with its own.
     let second = sprt_shard(&dir, "2/2", &["-maxgames", "100"]);
     let second_text = text(&second);
@@ -233,7 +194,7 @@ fn an_sprt_split_over_shards_stops_on_the_merged_result() {
     assert!(played < 1000, "{first_text}");
 
     // Alone, the same test needs more games than shard 1 played.
-    let alone_dir = scratch("sprt-alone");
+    let alone_dir = scratch_dir("sprt-alone");
     let alone = sprt_shard(&alone_dir, "1/1", &[]);
     let alone_text = text(&alone);
     assert!(

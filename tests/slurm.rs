@@ -8,7 +8,9 @@
 //! `AGON_SLURM=1`, which makes this test required). Without `AGON_SLURM` the
 //! test says it did not run.
 
-use serde_json::Value;
+mod common;
+use common::{comparable_records, last_summary};
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
@@ -49,34 +51,6 @@ fn match_args(dir: &Path) -> Vec<String> {
         dir.join("state.json").display().to_string(),
     ])
     .collect()
-}
-
-fn records(path: &Path) -> Vec<Value> {
-    std::fs::read_to_string(path)
-        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-        .lines()
-        .map(|line| {
-            let mut record: Value = serde_json::from_str(line).unwrap();
-            record.as_object_mut().unwrap().remove("date");
-            for mv in record["moves"].as_array_mut().unwrap() {
-                mv.as_object_mut().unwrap().remove("time_ms");
-            }
-            record
-        })
-        .collect()
-}
-
-fn summary(text: &str) -> Vec<String> {
-    let lines: Vec<&str> = text.lines().collect();
-    let start = lines
-        .iter()
-        .rposition(|l| l.starts_with("Results of"))
-        .expect("a statistics block");
-    lines[start..]
-        .iter()
-        .take_while(|l| !l.starts_with("Finished") && !l.starts_with("Stopped"))
-        .map(|l| l.to_string())
-        .collect()
 }
 
 fn scratch(name: &str) -> PathBuf {
@@ -145,8 +119,8 @@ fn a_slurm_job_array_of_shards_merges_into_the_single_run() {
         "{merged_text}"
     );
     assert_eq!(
-        records(&merged_jsonl),
-        records(&whole_dir.join("games.jsonl"))
+        comparable_records(&merged_jsonl),
+        comparable_records(&whole_dir.join("games.jsonl"))
     );
-    assert_eq!(summary(&merged_text), summary(&whole_text));
+    assert_eq!(last_summary(&merged_text), last_summary(&whole_text));
 }

@@ -1,32 +1,15 @@
 //! End-to-end test of `agon tune` on records written by `agon match`.
 
-use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
-
-const AGON: &str = env!("CARGO_BIN_EXE_agon");
-
-fn agon(args: &[&str]) -> Output {
-    Command::new(AGON)
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .expect("agon runs")
-}
-
-fn scratch() -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("agon-tune-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
+mod common;
+use common::{AGON, run_agon, scratch_dir};
 
 #[test]
 fn tune_fits_every_weight_from_match_records() {
-    let dir = scratch();
+    let dir = scratch_dir("tune");
     let records = dir.join("games.jsonl");
     let records = records.to_str().unwrap();
     let engine = format!("cmd={AGON}");
-    let played = agon(&[
+    let played = run_agon(&[
         "match",
         "-engine",
         &engine,
@@ -50,7 +33,7 @@ fn tune_fits_every_weight_from_match_records() {
     ]);
     assert!(played.status.success());
 
-    let tuned = agon(&["tune", records]);
+    let tuned = run_agon(&["tune", records]);
     let text = String::from_utf8_lossy(&tuned.stdout);
     assert!(tuned.status.success(), "{text}");
     let lines: Vec<&str> = text.lines().collect();
@@ -80,7 +63,7 @@ fn tune_fits_every_weight_from_match_records() {
         vec!["tune", "/nonexistent/games.jsonl"],
         vec!["tune", "--result-weight", "2", records],
     ] {
-        let refused = agon(&bad);
+        let refused = run_agon(&bad);
         assert!(!refused.status.success(), "{bad:?}");
         assert!(String::from_utf8_lossy(&refused.stderr).starts_with("error: "));
     }

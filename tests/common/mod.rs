@@ -5,7 +5,8 @@
 #![allow(dead_code)] // Each test file uses a different part of the harness.
 
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, ExitStatus, Output, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -183,4 +184,56 @@ pub fn perft_fens() -> Vec<String> {
 pub fn median(mut samples: Vec<Duration>) -> Duration {
     samples.sort();
     samples[samples.len() / 2]
+}
+
+/// The binary under test.
+pub const AGON: &str = env!("CARGO_BIN_EXE_agon");
+
+/// Runs `agon` with these arguments and no input, to its end.
+pub fn run_agon(args: &[&str]) -> Output {
+    Command::new(AGON)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("agon runs")
+}
+
+/// A fresh, empty directory of this test process.
+pub fn scratch_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("agon-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// The records of an `agon match -jsonl` file without what differs from run
+/// to run (thinking times and the date).
+pub fn comparable_records(path: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .lines()
+        .map(|line| {
+            let mut record: serde_json::Value = serde_json::from_str(line).unwrap();
+            record.as_object_mut().unwrap().remove("date");
+            for mv in record["moves"].as_array_mut().unwrap() {
+                mv.as_object_mut().unwrap().remove("time_ms");
+            }
+            record
+        })
+        .collect()
+}
+
+/// The last statistics block a match printed: from the last "Results of" to
+/// the line before the final message.
+pub fn last_summary(text: &str) -> Vec<String> {
+    let lines: Vec<&str> = text.lines().collect();
+    let start = lines
+        .iter()
+        .rposition(|l| l.starts_with("Results of"))
+        .expect("a statistics block");
+    lines[start..]
+        .iter()
+        .take_while(|l| !l.starts_with("Finished") && !l.starts_with("Stopped"))
+        .map(|l| l.to_string())
+        .collect()
 }
