@@ -1108,7 +1108,7 @@ fn parse_sprt(values: &[&str]) -> Parsed<SprtConfig> {
         beta.unwrap_or(0.05),
         model,
     )
-    .map_err(UsageError::from)
+    .map_err(|e| UsageError::from(e.to_string()))
 }
 
 #[cfg(test)]

@@ -17,6 +17,8 @@ mod tests;
 pub use elo::{NELO_SCALE, Z95, elo_to_score, los, score_to_elo};
 pub use erf::{erf, erfc};
 pub use outcome::{GameOutcome, PairOutcome};
-pub use sprt::{SprtConfig, SprtDecision, SprtModel, SprtStatus, llr_pentanomial, llr_trinomial};
+pub use sprt::{
+    SprtConfig, SprtDecision, SprtError, SprtModel, SprtStatus, llr_pentanomial, llr_trinomial,
+};
 pub use summary::summary_lines;
 pub use tally::{Estimate, Tally};

@@ -71,34 +71,61 @@ impl SprtStatus {
     }
 }
 
+/// Why SPRT parameters were refused.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum SprtError {
+    /// elo0 is not below elo1, or one of them is not a finite number.
+    Bounds { elo0: f64, elo1: f64 },
+    /// alpha or beta lies outside (0, 1).
+    Probability { alpha: f64, beta: f64 },
+    /// alpha + beta is 1 or more.
+    ErrorSum { alpha: f64, beta: f64 },
+}
+
+impl std::fmt::Display for SprtError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            SprtError::Bounds { elo0, elo1 } => {
+                write!(f, "SPRT: elo0 ({elo0}) must be less than elo1 ({elo1})")
+            }
+            SprtError::Probability { alpha, beta } => write!(
+                f,
+                "SPRT: alpha ({alpha}) and beta ({beta}) must lie strictly between 0 and 1"
+            ),
+            SprtError::ErrorSum { alpha, beta } => {
+                write!(
+                    f,
+                    "SPRT: alpha + beta ({}) must be less than 1",
+                    alpha + beta
+                )
+            }
+        }
+    }
+}
+
+impl std::error::Error for SprtError {}
+
 impl SprtConfig {
     /// A validated configuration: elo0 < elo1, both finite, alpha and beta in (0, 1) with alpha + beta < 1.
     ///
     /// # Errors
     ///
-    /// Returns a message naming the offending parameter when any of those conditions fails.
+    /// Names the condition that fails and the values given.
     pub fn new(
         elo0: f64,
         elo1: f64,
         alpha: f64,
         beta: f64,
         model: SprtModel,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, SprtError> {
         if !(elo0.is_finite() && elo1.is_finite() && elo0 < elo1) {
-            return Err(format!(
-                "SPRT: elo0 ({elo0}) must be less than elo1 ({elo1})"
-            ));
+            return Err(SprtError::Bounds { elo0, elo1 });
         }
         if !(alpha > 0.0 && alpha < 1.0 && beta > 0.0 && beta < 1.0) {
-            return Err(format!(
-                "SPRT: alpha ({alpha}) and beta ({beta}) must lie strictly between 0 and 1"
-            ));
+            return Err(SprtError::Probability { alpha, beta });
         }
         if alpha + beta >= 1.0 {
-            return Err(format!(
-                "SPRT: alpha + beta ({}) must be less than 1",
-                alpha + beta
-            ));
+            return Err(SprtError::ErrorSum { alpha, beta });
         }
         Ok(Self {
             elo0,

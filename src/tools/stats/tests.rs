@@ -282,11 +282,29 @@ fn sprt_decides_at_both_ends() {
 
 #[test]
 fn sprt_config_is_validated() {
-    assert!(SprtConfig::new(5.0, 0.0, 0.05, 0.05, SprtModel::Normalized).is_err());
-    assert!(SprtConfig::new(0.0, 5.0, 0.0, 0.05, SprtModel::Normalized).is_err());
-    assert!(SprtConfig::new(0.0, 5.0, 0.05, 1.0, SprtModel::Normalized).is_err());
-    assert!(SprtConfig::new(0.0, 5.0, 0.6, 0.5, SprtModel::Logistic).is_err());
-    assert!(SprtConfig::new(f64::NAN, 5.0, 0.05, 0.05, SprtModel::Logistic).is_err());
+    let refusal = |elo0, elo1, alpha, beta| {
+        SprtConfig::new(elo0, elo1, alpha, beta, SprtModel::Normalized).unwrap_err()
+    };
+    assert!(matches!(
+        refusal(5.0, 0.0, 0.05, 0.05),
+        SprtError::Bounds { .. }
+    ));
+    assert!(matches!(
+        refusal(0.0, 5.0, 0.0, 0.05),
+        SprtError::Probability { .. }
+    ));
+    assert!(matches!(
+        refusal(0.0, 5.0, 0.05, 1.0),
+        SprtError::Probability { .. }
+    ));
+    assert!(matches!(
+        refusal(0.0, 5.0, 0.6, 0.5),
+        SprtError::ErrorSum { .. }
+    ));
+    assert!(matches!(
+        refusal(f64::NAN, 5.0, 0.05, 0.05),
+        SprtError::Bounds { .. }
+    ));
 }
 
 #[test]
