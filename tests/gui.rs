@@ -62,8 +62,25 @@ fn free_port() -> u16 {
 
 struct Browser {
     client: Client,
+    _chromium: Chromium,
     _driver: Process,
-    _profile: PathBuf,
+}
+
+/// The browser chromedriver started, found by its profile directory: ended
+/// when dropped, because a test that fails never reaches `close` and killing
+/// chromedriver alone leaves its browser running.
+struct Chromium {
+    profile: PathBuf,
+}
+
+impl Drop for Chromium {
+    fn drop(&mut self) {
+        let _ = Command::new("pkill")
+            .arg("-f")
+            .arg(format!("user-data-dir={}( |$)", self.profile.display()))
+            .status();
+        let _ = std::fs::remove_dir_all(&self.profile);
+    }
 }
 
 async fn browser() -> Browser {
@@ -114,7 +131,7 @@ async fn browser() -> Browser {
     Browser {
         client,
         _driver: driver,
-        _profile: profile,
+        _chromium: Chromium { profile },
     }
 }
 
