@@ -216,13 +216,7 @@ impl Network {
         let end = FILE_SIZE - 4;
         let output_bias =
             i32::from_le_bytes([bytes[end], bytes[end + 1], bytes[end + 2], bytes[end + 3]]);
-        Ok(Network {
-            input_weights,
-            input_bias,
-            output_weights,
-            output_bias,
-            name: name.to_string(),
-        })
+        Network::from_parts(input_weights, input_bias, output_weights, output_bias, name)
     }
 
     /// Builds a network from quantised parts (the trainer's output).
