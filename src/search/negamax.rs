@@ -467,7 +467,6 @@ impl<'a, 'h> Worker<'a, 'h> {
         pv_node: bool,
     ) -> i32 {
         self.pv_len[ply] = ply;
-        self.track(ply, position);
         if depth <= 0 {
             if self.is_repetition(position.key()) {
                 return 0;
@@ -482,6 +481,8 @@ impl<'a, 'h> Worker<'a, 'h> {
         if self.visit(ply) {
             return 0;
         }
+        // Here and not above: at the horizon quiescence records the position.
+        self.track(ply, position);
         if let Some(score) = terminal_score(position, ply) {
             return score;
         }
