@@ -9,7 +9,7 @@ use common::{Agon, PATIENCE, perft_fens};
 use std::thread;
 use std::time::{Duration, Instant};
 
-const OPTION_LINES: [&str; 7] = [
+const OPTION_LINES: [&str; 8] = [
     "option name Hash type spin default 64 min 1 max 65536",
     "option name Threads type spin default 1 min 1 max 256",
     "option name MultiPV type spin default 1 min 1 max 256",
@@ -17,6 +17,7 @@ const OPTION_LINES: [&str; 7] = [
     "option name Clear Hash type button",
     "option name Ponder type check default false",
     "option name EvalFile type string default <embedded>",
+    "option name Contempt type spin default 0 min 0 max 150",
 ];
 
 fn is_bestmove(line: &str) -> bool {

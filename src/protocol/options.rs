@@ -4,7 +4,7 @@
 use super::command::quote;
 use crate::search::EngineOptions;
 use crate::search::eval::Term;
-use crate::search::nnue::{Network, NetworkRef};
+use crate::search::nnue::{Network, NetworkError, NetworkRef};
 use std::fmt;
 use std::sync::LazyLock;
 
@@ -54,7 +54,7 @@ pub(crate) enum OptionError {
         max: u64,
     },
     /// A network file that cannot be loaded.
-    BadNetwork(String),
+    BadNetwork(NetworkError),
     /// A check value other than `true` or `false`.
     NotABoolean {
         /// The option's name.
@@ -138,6 +138,9 @@ struct OptionSpec {
     kind: Kind,
 }
 
+/// The largest contempt, in centi-guards: a guard and a half.
+const MAX_CONTEMPT: u64 = 150;
+
 /// The largest evaluation weight, in percent.
 const MAX_EVAL_PERCENT: u64 = 1000;
 
@@ -155,6 +158,10 @@ static OPTIONS: LazyLock<Vec<OptionSpec>> = LazyLock::new(|| {
         listed("Clear Hash", Kind::Button(Effect::ClearHash)),
         listed("Ponder", Kind::Check(|s| &mut s.ponder)),
         listed("EvalFile", Kind::NetworkFile),
+        listed(
+            "Contempt",
+            spin(0, MAX_CONTEMPT, |s| &mut s.engine.tuning.contempt),
+        ),
         developer(
             "Eval Network",
             Kind::Check(|s| &mut s.engine.tuning.use_network),
@@ -186,6 +193,22 @@ static OPTIONS: LazyLock<Vec<OptionSpec>> = LazyLock::new(|| {
         developer(
             "Search Quiescence",
             Kind::Check(|s| &mut s.engine.tuning.quiescence),
+        ),
+        developer(
+            "Search NullMove",
+            Kind::Check(|s| &mut s.engine.tuning.null_move),
+        ),
+        developer(
+            "Search RFP",
+            Kind::Check(|s| &mut s.engine.tuning.static_pruning),
+        ),
+        developer(
+            "Search ThreatExtension",
+            Kind::Check(|s| &mut s.engine.tuning.threat_extension),
+        ),
+        developer(
+            "Search StabilityTime",
+            Kind::Check(|s| &mut s.engine.tuning.stability_time),
         ),
     ];
     options.extend(Term::ALL.map(|term| {
@@ -347,13 +370,24 @@ pub(crate) fn apply(
 }
 
 /// The network an `EvalFile` value names. A loaded network lives as long
-/// as the program: settings are copied freely and only refer to it.
+/// as the program, because settings are copied freely and only refer to
+/// it; loading the same file again reuses the network already kept, so a
+/// front end that sets the option over and over does not grow the engine.
 fn load_network(value: &str) -> Result<NetworkRef, OptionError> {
+    static LOADED: std::sync::Mutex<Vec<&'static Network>> = std::sync::Mutex::new(Vec::new());
     if value == EMBEDDED_NETWORK {
         return Ok(NetworkRef(Network::embedded()));
     }
     let network = Network::load(std::path::Path::new(value)).map_err(OptionError::BadNetwork)?;
-    Ok(NetworkRef(Box::leak(Box::new(network))))
+    let mut loaded = LOADED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(&known) = loaded.iter().find(|&&known| *known == network) {
+        return Ok(NetworkRef(known));
+    }
+    let kept: &'static Network = Box::leak(Box::new(network));
+    loaded.push(kept);
+    Ok(NetworkRef(kept))
 }
 
 #[cfg(test)]
@@ -372,6 +406,7 @@ mod tests {
                 "option name Clear Hash type button",
                 "option name Ponder type check default false",
                 "option name EvalFile type string default <embedded>",
+                "option name Contempt type spin default 0 min 0 max 150",
             ]
         );
     }

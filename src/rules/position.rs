@@ -296,6 +296,19 @@ impl Position {
         None
     }
 
+    /// The same board with the other player to move. Not a move of the
+    /// game (a turn is never a pass): it answers "what if the opponent
+    /// moved twice?", which shows when a position is strong enough that
+    /// the mover's own move hardly matters.
+    #[inline]
+    pub(crate) fn with_turn_passed(&self) -> Position {
+        Position {
+            side: !self.side,
+            key: self.key ^ ZOBRIST_BLACK_TO_MOVE,
+            ..*self
+        }
+    }
+
     /// Plays `mv` for the side to move and returns the new position. The move
     /// must be legal (see `movegen`); captures are resolved here.
     #[inline]
@@ -368,5 +381,26 @@ impl Position {
             next.fullmove = next.fullmove.saturating_add(1);
         }
         next
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::rules::{START_FEN, legal_moves, parse_fen};
+
+    #[test]
+    fn a_passed_turn_changes_only_the_side_to_move() {
+        let mut position = parse_fen(START_FEN).unwrap();
+        for _ in 0..12 {
+            let passed = position.with_turn_passed();
+            assert_eq!(passed.side_to_move(), !position.side_to_move());
+            assert_eq!(passed.key(), passed.key_from_scratch());
+            assert_ne!(passed.key(), position.key());
+            assert_eq!(passed.with_turn_passed(), position);
+            for cell in crate::rules::Cell::all() {
+                assert_eq!(passed.piece_at(cell), position.piece_at(cell));
+            }
+            position = position.make_move(legal_moves(&position).as_slice()[0]);
+        }
     }
 }

@@ -179,6 +179,21 @@ pub(crate) struct Tuning {
     pub aspiration: bool,
     /// Quiescence search at the horizon (off: the static evaluation).
     pub quiescence: bool,
+    /// Null-move pruning: a node whose opponent cannot catch up even
+    /// with a free move is cut off after a reduced search.
+    pub null_move: bool,
+    /// Reverse futility pruning: near the leaves, a static evaluation far
+    /// above beta is taken as the node's score.
+    pub static_pruning: bool,
+    /// A side facing a formation threat searches one ply deeper, as a
+    /// chess engine extends checks.
+    pub threat_extension: bool,
+    /// Time by stability: a move whose best move keeps changing gets more
+    /// of its budget, one whose best move is settled less.
+    pub stability_time: bool,
+    /// Centi-guards by which the searching side rates a repetition below
+    /// an even score.
+    pub contempt: i32,
     /// Each evaluation term's weight in percent, indexed by
     /// [`eval::Term`].
     pub eval_percent: eval::TermPercents,
@@ -199,6 +214,11 @@ impl Default for Tuning {
             move_pruning: true,
             aspiration: true,
             quiescence: true,
+            null_move: false,
+            static_pruning: false,
+            threat_extension: false,
+            stability_time: false,
+            contempt: 0,
             eval_percent: eval::FULL_PERCENTS,
             use_network: false,
             network: nnue::NetworkRef(nnue::Network::embedded()),

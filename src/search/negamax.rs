@@ -31,6 +31,12 @@ const ASPIRATION_DELTA: i32 = 30;
 const QUIESCENCE_DEPTH: u32 = 8;
 /// Plies of quiescence search in which formation threats are answered.
 const QUIESCENCE_EVASION_DEPTH: u32 = 2;
+/// Reverse futility pruning applies up to this depth...
+const STATIC_PRUNING_DEPTH: i32 = 6;
+/// ...when the static evaluation beats beta by this much per ply of depth.
+const STATIC_PRUNING_MARGIN: i32 = 80;
+/// Null-move pruning needs at least this much depth.
+const NULL_MOVE_DEPTH: i32 = 3;
 
 /// What all threads of one search share.
 pub struct Shared<'a> {
@@ -134,6 +140,11 @@ pub struct Worker<'a, 'h> {
     duties: Option<MainDuties>,
     /// The network's accumulators along the line, when it evaluates.
     accumulators: Option<AccumulatorStack>,
+    /// Whether the move into each ply was a passed turn (a null move), so
+    /// that two passes never follow each other.
+    passed: [bool; MAX_PLY + 2],
+    /// The depth of the iteration under way.
+    iteration: i32,
 }
 
 /// Late move reductions by depth and move index, computed once: a fresh
@@ -194,6 +205,8 @@ impl<'a, 'h> Worker<'a, 'h> {
                 .tuning
                 .use_network
                 .then(|| AccumulatorStack::new(shared.tuning.network.0)),
+            passed: [false; MAX_PLY + 2],
+            iteration: 0,
         }
     }
 
@@ -226,6 +239,7 @@ impl<'a, 'h> Worker<'a, 'h> {
         let max_depth = limits.depth.unwrap_or(MAX_DEPTH).clamp(1, MAX_DEPTH);
         let lines = self.shared.multipv.clamp(1, self.root_moves.len().max(1));
         let mut previous = 0;
+        let mut stability = Stability::default();
         for depth in 1..=max_depth {
             if self.root_moves.is_empty() {
                 break;
@@ -257,7 +271,15 @@ impl<'a, 'h> Worker<'a, 'h> {
                 .mate
                 .is_some_and(|moves| best >= MATE_BOUND && (MATE - best + 1) / 2 <= moves as i32);
             let decided = best.abs() >= MATE_BOUND && depth as i32 > MATE - best.abs() + 2;
-            let out_of_time = self.duties.as_ref().is_some_and(|d| d.time.soft_expired());
+            let percent = if self.shared.tuning.stability_time {
+                stability.after(self.root_moves[0].mv)
+            } else {
+                100
+            };
+            let out_of_time = self
+                .duties
+                .as_ref()
+                .is_some_and(|d| d.time.soft_expired(percent));
             // Time spent on a forced move is time lost for the next ones.
             let forced = self.root_moves.len() == 1 && limits.clock_only();
             if mate_found || out_of_time || forced || (decided && limits.depth.is_none()) {
@@ -307,6 +329,7 @@ impl<'a, 'h> Worker<'a, 'h> {
 
     /// One iteration over all MultiPV lines; false when it was cut short.
     fn iterate(&mut self, depth: i32, lines: usize, previous: &mut i32) -> bool {
+        self.iteration = depth;
         for line in 0..lines {
             let mut delta = ASPIRATION_DELTA;
             let (mut alpha, mut beta) = if self.shared.tuning.aspiration && depth >= 5 && line == 0
@@ -433,6 +456,18 @@ impl<'a, 'h> Worker<'a, 'h> {
                 || self.shared.history_keys.contains(&key))
     }
 
+    /// A repetition's score for the side to move at `ply`: the side that
+    /// searches counts a draw as `contempt` below zero, so that it plays on
+    /// rather than repeat in a position it judges about even or better.
+    fn draw_score(&self, ply: usize) -> i32 {
+        let contempt = self.shared.tuning.contempt;
+        if ply.is_multiple_of(2) {
+            -contempt
+        } else {
+            contempt
+        }
+    }
+
     fn enter(&mut self, key: u64) {
         self.path.push(key);
         let slot = &mut self.filter[filter_slot(key)];
@@ -469,7 +504,7 @@ impl<'a, 'h> Worker<'a, 'h> {
         self.pv_len[ply] = ply;
         if depth <= 0 {
             if self.is_repetition(position.key()) {
-                return 0;
+                return self.draw_score(ply);
             }
             let start = if self.shared.tuning.quiescence {
                 0
@@ -488,7 +523,7 @@ impl<'a, 'h> Worker<'a, 'h> {
         }
         let key = position.key();
         if self.is_repetition(key) {
-            return 0;
+            return self.draw_score(ply);
         }
         if ply >= MAX_PLY {
             return self.evaluate(position, ply);
@@ -516,6 +551,17 @@ impl<'a, 'h> Worker<'a, 'h> {
         pv_node: bool,
     ) -> i32 {
         let key = position.key();
+        let us = position.side_to_move();
+        let threatened = has_win_threat(position, !us);
+        let tuning = self.shared.tuning;
+        // A formation threat is this game's check and is answered a ply
+        // deeper; within twice the iteration's depth, so that a chain of
+        // threats cannot run away.
+        let depth = if tuning.threat_extension && threatened && (ply as i32) < 2 * self.iteration {
+            depth + 1
+        } else {
+            depth
+        };
         let hit = self.probe(key, ply);
         if let Some(hit) = hit
             && !pv_node
@@ -528,12 +574,21 @@ impl<'a, 'h> Worker<'a, 'h> {
         {
             return hit.score;
         }
+        // A side that must relocate, or answer a threat, has no spare tempo
+        // for the null move to stand for.
+        if !pv_node
+            && !threatened
+            && position.captured(us) == 0
+            && beta.abs() < MATE_BOUND
+            && (tuning.static_pruning || tuning.null_move)
+            && let Some(score) = self.prune_early(position, depth, beta, ply)
+        {
+            return score;
+        }
         let moves = legal_moves(position);
         if moves.is_empty() {
             return -MATE + ply as i32;
         }
-        let threatened = has_win_threat(position, !position.side_to_move());
-        let tuning = self.shared.tuning;
 
         let original_alpha = alpha;
         let tt_move = hit.and_then(|hit| hit.mv);
@@ -625,6 +680,45 @@ impl<'a, 'h> Worker<'a, 'h> {
                 .store(key, ply, best_move, best, depth, bound);
         }
         best
+    }
+
+    /// Cut-offs taken before any move is searched: near the leaves a static
+    /// evaluation far above beta, and a null-move search that still fails
+    /// high although the opponent moved twice.
+    fn prune_early(
+        &mut self,
+        position: &Position,
+        depth: i32,
+        beta: i32,
+        ply: usize,
+    ) -> Option<i32> {
+        let tuning = self.shared.tuning;
+        let static_eval = self.evaluate(position, ply);
+        if tuning.static_pruning
+            && depth <= STATIC_PRUNING_DEPTH
+            && static_eval - STATIC_PRUNING_MARGIN * depth >= beta
+        {
+            return Some(static_eval);
+        }
+        if tuning.null_move && depth >= NULL_MOVE_DEPTH && static_eval >= beta && !self.passed[ply]
+        {
+            let reduction = 3 + depth / 4;
+            self.passed[ply + 1] = true;
+            let score = -self.negamax(
+                &position.with_turn_passed(),
+                depth - 1 - reduction,
+                -beta,
+                -beta + 1,
+                ply + 1,
+                false,
+            );
+            self.passed[ply + 1] = false;
+            if score >= beta && !self.shared.stopped() {
+                // A mate found after a pass is no proof of a mate.
+                return Some(score.min(MATE_BOUND - 1));
+            }
+        }
+        None
     }
 
     fn probe(&self, key: u64, ply: usize) -> Option<super::tt::TtHit> {
@@ -749,6 +843,35 @@ impl<'a, 'h> Worker<'a, 'h> {
             }
         }
         best
+    }
+}
+
+/// How long the best root move has stayed the same, which sets how much
+/// of the soft time budget the next iteration may start within.
+#[derive(Default)]
+struct Stability {
+    best: Option<Move>,
+    unchanged: u32,
+}
+
+impl Stability {
+    /// Records an iteration's best move; returns the percentage of the soft
+    /// budget to allow: more while the engine changes its mind, less once
+    /// the move has held for several iterations.
+    fn after(&mut self, best: Move) -> u32 {
+        if self.best == Some(best) {
+            self.unchanged += 1;
+        } else {
+            self.best = Some(best);
+            self.unchanged = 0;
+        }
+        match self.unchanged {
+            0 => 160,
+            1 => 125,
+            2 => 100,
+            3 => 85,
+            _ => 70,
+        }
     }
 }
 

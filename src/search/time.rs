@@ -101,9 +101,10 @@ impl TimeManager {
                 .is_some_and(|budget| self.started.elapsed() >= limit(budget))
     }
 
-    /// Whether no new iteration should start.
-    pub fn soft_expired(&self) -> bool {
-        self.past(|budget| budget.soft)
+    /// Whether no new iteration should start, with the soft budget scaled
+    /// by `percent` (never beyond the hard one).
+    pub fn soft_expired(&self, percent: u32) -> bool {
+        self.past(|budget| (budget.soft * percent / 100).min(budget.hard))
     }
 
     /// Whether the search must stop now.

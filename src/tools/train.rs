@@ -298,24 +298,49 @@ fn mean_loss(network: &FloatNetwork, samples: &[Sample], threads: usize) -> f64 
     if samples.is_empty() {
         return 0.0;
     }
-    let chunk = samples.len().div_ceil(threads.max(1));
-    let total: f64 = std::thread::scope(|scope| {
+    summed_loss(network, samples, threads, None) / samples.len() as f64
+}
+
+/// The summed loss over `samples` cut into one part per thread (see
+/// [`part_size`]); with `gradients`, each part's gradient is also summed
+/// into that thread's own slot, cleared first. A thread that panicked is a
+/// trainer bug: the panic goes on rather than a part silently counting 0.
+fn summed_loss(
+    network: &FloatNetwork,
+    samples: &[Sample],
+    threads: usize,
+    gradients: Option<&mut [FloatNetwork]>,
+) -> f64 {
+    let mut slots = gradients.map(|gradients| gradients.iter_mut());
+    std::thread::scope(|scope| {
         let handles: Vec<_> = samples
-            .chunks(chunk)
+            .chunks(part_size(samples.len(), threads))
             .map(|part| {
+                let mut gradient = slots.as_mut().and_then(Iterator::next);
                 scope.spawn(move || {
+                    if let Some(gradient) = gradient.as_deref_mut() {
+                        gradient.clear();
+                    }
                     part.iter()
-                        .map(|sample| f64::from(network.loss(sample, None)))
+                        .map(|sample| f64::from(network.loss(sample, gradient.as_deref_mut())))
                         .sum::<f64>()
                 })
             })
             .collect();
         handles
             .into_iter()
-            .map(|handle| handle.join().unwrap_or(0.0))
+            .map(|handle| {
+                handle
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
             .sum()
-    });
-    total / samples.len() as f64
+    })
+}
+
+/// The length of each thread's part of `len` samples.
+fn part_size(len: usize, threads: usize) -> usize {
+    len.div_ceil(threads.max(1)).max(1)
 }
 
 /// The losses of one epoch.
@@ -366,29 +391,10 @@ pub fn fit(
         let batches = train.len().div_ceil(batch_size);
         let mut loss_sum = 0.0f64;
         for (index, batch) in train.chunks(batch_size).enumerate() {
-            let chunk = batch.len().div_ceil(threads);
-            let network_ref = &network;
-            let batch_loss: f64 = std::thread::scope(|scope| {
-                let handles: Vec<_> = batch
-                    .chunks(chunk)
-                    .zip(gradients.iter_mut())
-                    .map(|(part, gradient)| {
-                        scope.spawn(move || {
-                            gradient.clear();
-                            part.iter()
-                                .map(|sample| f64::from(network_ref.loss(sample, Some(gradient))))
-                                .sum::<f64>()
-                        })
-                    })
-                    .collect();
-                handles
-                    .into_iter()
-                    .map(|handle| handle.join().unwrap_or(0.0))
-                    .sum()
-            });
-            loss_sum += batch_loss;
+            loss_sum += summed_loss(&network, batch, threads, Some(&mut gradients));
             total.clear();
-            for gradient in gradients.iter().take(batch.len().div_ceil(chunk)) {
+            let used = batch.len().div_ceil(part_size(batch.len(), threads));
+            for gradient in gradients.iter().take(used) {
                 total.add(gradient);
             }
             let scale = 1.0 / batch.len() as f32;

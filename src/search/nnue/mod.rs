@@ -34,9 +34,63 @@ pub const FILE_SIZE: usize = MAGIC.len() + 8 + 2 * (INPUTS * HIDDEN + HIDDEN + 2
 /// The network shipped in the binary.
 static EMBEDDED_BYTES: &[u8] = include_bytes!("../../../nets/agon.nnue");
 
+/// Why bytes or a file are not a network of this engine.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NetworkError {
+    /// The file could not be read.
+    Read {
+        /// The file.
+        path: std::path::PathBuf,
+        /// The kind of failure.
+        kind: std::io::ErrorKind,
+        /// What the system said.
+        message: String,
+    },
+    /// The bytes do not start like a network file.
+    BadMagic,
+    /// A network of another shape.
+    Shape {
+        /// Its inputs per view.
+        inputs: u32,
+        /// Its hidden units per view.
+        hidden: u32,
+    },
+    /// A network file of the wrong length.
+    Size(usize),
+    /// A file's contents were refused (`reason` says why).
+    InFile {
+        /// The file.
+        path: std::path::PathBuf,
+        /// Why its contents were refused.
+        reason: Box<NetworkError>,
+    },
+}
+
+impl std::fmt::Display for NetworkError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NetworkError::Read { path, message, .. } => {
+                write!(f, "cannot read {}: {message}", path.display())
+            }
+            NetworkError::BadMagic => write!(f, "not an agon network file (bad magic)"),
+            NetworkError::Shape { inputs, hidden } => write!(
+                f,
+                "a network of {inputs} inputs and {hidden} hidden units; this engine needs \
+                 {INPUTS} and {HIDDEN}"
+            ),
+            NetworkError::Size(size) => {
+                write!(f, "a network file of {size} bytes; expected {FILE_SIZE}")
+            }
+            NetworkError::InFile { path, reason } => write!(f, "{}: {reason}", path.display()),
+        }
+    }
+}
+
+impl std::error::Error for NetworkError {}
+
 /// A quantised network: the weights of the hidden layer (shared by both
 /// views) and of the output.
-#[derive(Clone)]
+#[derive(Clone, PartialEq, Eq)]
 pub struct Network {
     /// Per input, its weight into every hidden unit (scaled by [`QA`]).
     input_weights: Vec<[i16; HIDDEN]>,
@@ -176,10 +230,10 @@ impl Network {
     ///
     /// # Errors
     ///
-    /// A message when the bytes are not a network of this engine's shape.
-    pub fn from_bytes(bytes: &[u8], name: &str) -> Result<Network, String> {
+    /// Why the bytes are not a network of this engine's shape.
+    pub fn from_bytes(bytes: &[u8], name: &str) -> Result<Network, NetworkError> {
         if bytes.len() < MAGIC.len() + 8 || &bytes[..MAGIC.len()] != MAGIC {
-            return Err("not an agon network file (bad magic)".into());
+            return Err(NetworkError::BadMagic);
         }
         let dimension = |offset: usize| {
             u32::from_le_bytes([
@@ -191,16 +245,10 @@ impl Network {
         };
         let (inputs, hidden) = (dimension(8), dimension(12));
         if inputs as usize != INPUTS || hidden as usize != HIDDEN {
-            return Err(format!(
-                "a network of {inputs} inputs and {hidden} hidden units; this engine needs \
-                 {INPUTS} and {HIDDEN}"
-            ));
+            return Err(NetworkError::Shape { inputs, hidden });
         }
         if bytes.len() != FILE_SIZE {
-            return Err(format!(
-                "a network file of {} bytes; expected {FILE_SIZE}",
-                bytes.len()
-            ));
+            return Err(NetworkError::Size(bytes.len()));
         }
         let mut offset = 16;
         let mut next = || {
@@ -226,12 +274,12 @@ impl Network {
         output_weights: [i16; 2 * HIDDEN],
         output_bias: i32,
         name: &str,
-    ) -> Result<Network, String> {
+    ) -> Result<Network, NetworkError> {
         if input_weights.len() != INPUTS {
-            return Err(format!(
-                "{} input rows; expected {INPUTS}",
-                input_weights.len()
-            ));
+            return Err(NetworkError::Shape {
+                inputs: u32::try_from(input_weights.len()).unwrap_or(u32::MAX),
+                hidden: HIDDEN as u32,
+            });
         }
         Ok(Network {
             input_weights,
@@ -265,12 +313,19 @@ impl Network {
     ///
     /// # Errors
     ///
-    /// A message naming the file when it cannot be read or is no network.
-    pub fn load(path: &std::path::Path) -> Result<Network, String> {
-        let bytes =
-            std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        Network::from_bytes(&bytes, &path.display().to_string())
-            .map_err(|e| format!("{}: {e}", path.display()))
+    /// The file's name with the reason it cannot be read or is no network.
+    pub fn load(path: &std::path::Path) -> Result<Network, NetworkError> {
+        let bytes = std::fs::read(path).map_err(|error| NetworkError::Read {
+            path: path.to_path_buf(),
+            kind: error.kind(),
+            message: error.to_string(),
+        })?;
+        Network::from_bytes(&bytes, &path.display().to_string()).map_err(|reason| {
+            NetworkError::InFile {
+                path: path.to_path_buf(),
+                reason: Box::new(reason),
+            }
+        })
     }
 
     /// Where the network came from.
@@ -361,7 +416,7 @@ mod tests {
             (b"AGONNUE1\x01\0\0\0\x01\0\0\0", "this engine needs"),
         ];
         for (bytes, reason) in cases {
-            let error = Network::from_bytes(bytes, "test").unwrap_err();
+            let error = Network::from_bytes(bytes, "test").unwrap_err().to_string();
             assert!(error.contains(reason), "{error}");
         }
     }
