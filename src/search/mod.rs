@@ -220,7 +220,7 @@ impl Default for Tuning {
             stability_time: false,
             contempt: 0,
             eval_percent: eval::FULL_PERCENTS,
-            use_network: false,
+            use_network: true,
             network: nnue::NetworkRef(nnue::Network::embedded()),
         }
     }
