@@ -63,9 +63,9 @@ enum Command {
         /// Search threads (the node count is repeatable with one only).
         #[arg(long, default_value_t = 1, value_parser = threads())]
         threads: usize,
-        /// The evaluation: `network` or `hand` (default: the engine's).
-        #[arg(long)]
-        eval: Option<String>,
+        /// The evaluation (default: the engine's, the network).
+        #[arg(long, value_enum)]
+        eval: Option<Evaluation>,
     },
     /// Play engines against each other (cutechess/fastchess-style options; see `agon match --help`).
     #[command(disable_help_flag = true)]
@@ -134,9 +134,9 @@ enum Command {
         /// Transposition table per game thread, MiB.
         #[arg(long, default_value_t = 8)]
         hash: usize,
-        /// The evaluation the searches use: `network` or `hand`.
-        #[arg(long, default_value = "hand")]
-        eval: String,
+        /// The evaluation the searches use.
+        #[arg(long, value_enum, default_value_t = Evaluation::Hand)]
+        eval: Evaluation,
     },
     /// Train a network on `agon datagen` record files; writes the network file.
     Train {
@@ -229,15 +229,13 @@ fn main() -> ExitCode {
             depth,
             threads,
             eval,
-        }) => eval
-            .as_deref()
-            .map(parse_evaluation)
-            .transpose()
-            .map_err(Into::into)
-            .and_then(|use_network| {
-                agon::tools::bench::run_bench(&mut io::stdout().lock(), depth, threads, use_network)
-                    .map_err(Into::into)
-            }),
+        }) => agon::tools::bench::run_bench(
+            &mut io::stdout().lock(),
+            depth,
+            threads,
+            eval.map(Evaluation::uses_network),
+        )
+        .map_err(Into::into),
         None | Some(Command::Uci) => protocol::run_engine().map_err(Into::into),
         Some(Command::Random { seed }) => protocol::run_random(seed).map_err(Into::into),
         Some(Command::Match { args }) => agon::tools::match_runner::run(&args).map_err(Into::into),
@@ -266,27 +264,24 @@ fn main() -> ExitCode {
             max_plies,
             hash,
             eval,
-        }) => parse_evaluation(&eval)
-            .and_then(|use_network| {
-                run_datagen(
-                    &output,
-                    &agon::tools::datagen::DatagenSettings {
-                        nodes,
-                        threads,
-                        games,
-                        positions,
-                        time: seconds.map(std::time::Duration::from_secs),
-                        seed,
-                        random_plies,
-                        near_best_plies,
-                        near_best_margin: margin,
-                        max_plies,
-                        hash_mib: hash,
-                        use_network,
-                    },
-                )
-            })
-            .map_err(Into::into),
+        }) => run_datagen(
+            &output,
+            &agon::tools::datagen::DatagenSettings {
+                nodes,
+                threads,
+                games,
+                positions,
+                time: seconds.map(std::time::Duration::from_secs),
+                seed,
+                random_plies,
+                near_best_plies,
+                near_best_margin: margin,
+                max_plies,
+                hash_mib: hash,
+                use_network: eval.uses_network(),
+            },
+        )
+        .map_err(Into::into),
         Some(Command::Train {
             files,
             output,
@@ -378,13 +373,18 @@ fn run_perft(
 }
 
 /// Whether the evaluation named on the command line is the network.
-fn parse_evaluation(name: &str) -> Result<bool, String> {
-    match name {
-        "network" => Ok(true),
-        "hand" => Ok(false),
-        other => Err(format!(
-            "unknown evaluation '{other}' (expected network or hand)"
-        )),
+/// The evaluation a search uses.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+enum Evaluation {
+    /// The learned network.
+    Network,
+    /// The hand-written terms.
+    Hand,
+}
+
+impl Evaluation {
+    fn uses_network(self) -> bool {
+        matches!(self, Evaluation::Network)
     }
 }
 
@@ -392,7 +392,7 @@ fn parse_evaluation(name: &str) -> Result<bool, String> {
 fn run_datagen(
     output: &std::path::Path,
     settings: &agon::tools::datagen::DatagenSettings,
-) -> Result<(), String> {
+) -> Result<(), agon::tools::datagen::DatagenError> {
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let flag = std::sync::Arc::clone(&stop);
     if let Err(e) =

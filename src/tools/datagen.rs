@@ -11,7 +11,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -57,6 +57,67 @@ impl std::fmt::Display for RecordError {
 }
 
 impl std::error::Error for RecordError {}
+
+/// Why a datagen run, or the reading of a record file, failed.
+#[derive(Debug)]
+pub enum DatagenError {
+    /// `--threads` or `--nodes` was 0.
+    NothingToRun,
+    /// A file could not be opened, read or written.
+    File {
+        /// What was being done: "open", "read", "append to" or "write".
+        action: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// What the system said.
+        error: std::io::Error,
+    },
+    /// A record of a file is not a valid record.
+    BadRecord {
+        /// The file.
+        path: PathBuf,
+        /// The record's number, from 1.
+        number: usize,
+        /// What is wrong with it.
+        error: RecordError,
+    },
+    /// A position could not be written as a record.
+    Encode(RecordError),
+    /// The progress lines could not be written.
+    Progress(std::io::Error),
+}
+
+impl std::fmt::Display for DatagenError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DatagenError::NothingToRun => write!(f, "--threads and --nodes must be at least 1"),
+            DatagenError::File {
+                action,
+                path,
+                error,
+            } => write!(f, "cannot {action} {}: {error}", path.display()),
+            DatagenError::BadRecord {
+                path,
+                number,
+                error,
+            } => write!(f, "{}: record {number}: {error}", path.display()),
+            DatagenError::Encode(error) => write!(f, "cannot encode a record: {error}"),
+            DatagenError::Progress(error) => write!(f, "cannot write progress: {error}"),
+        }
+    }
+}
+
+impl std::error::Error for DatagenError {}
+
+impl DatagenError {
+    fn file(action: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> DatagenError {
+        move |error| DatagenError::File {
+            action,
+            path: path.to_path_buf(),
+            error,
+        }
+    }
+}
 
 /// The four-bit code of a piece: bit 0 Black, bit 1 queen, bit 2 captured.
 fn piece_code(piece: Piece) -> u8 {
@@ -168,20 +229,23 @@ impl Record {
 ///
 /// # Errors
 ///
-/// A message naming the file when it cannot be read or holds a bad record.
-pub fn read_records(path: &Path) -> Result<Vec<Record>, String> {
+/// The file and the reason when it cannot be read or holds a bad record.
+pub fn read_records(path: &Path) -> Result<Vec<Record>, DatagenError> {
     let mut bytes = Vec::new();
     File::open(path)
         .and_then(|mut file| file.read_to_end(&mut bytes))
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        .map_err(DatagenError::file("read", path))?;
     bytes
         .chunks_exact(RECORD_SIZE)
         .enumerate()
         .map(|(index, chunk)| {
             let mut record = [0u8; RECORD_SIZE];
             record.copy_from_slice(chunk);
-            Record::decode(&record)
-                .map_err(|e| format!("{}: record {}: {e}", path.display(), index + 1))
+            Record::decode(&record).map_err(|error| DatagenError::BadRecord {
+                path: path.to_path_buf(),
+                number: index + 1,
+                error,
+            })
         })
         .collect()
 }
@@ -235,8 +299,8 @@ struct Played {
 
 /// A game after `random_plies` (or one more) uniformly random moves that
 /// is still going; openings that end the game are drawn again.
-fn random_opening(settings: &DatagenSettings, rng: &mut StdRng) -> Result<Game, String> {
-    let start = parse_fen(START_FEN).map_err(|e| e.to_string())?;
+fn random_opening(settings: &DatagenSettings, rng: &mut StdRng) -> Game {
+    let start = parse_fen(START_FEN).unwrap_or_else(|_| unreachable!("the start FEN is valid"));
     loop {
         let mut game = Game::new(start);
         let random_plies = settings.random_plies + rng.random_range(0..=1);
@@ -248,18 +312,14 @@ fn random_opening(settings: &DatagenSettings, rng: &mut StdRng) -> Result<Game, 
             game.play(moves.as_slice()[rng.random_range(0..moves.len())]);
         }
         if game.result() == GameResult::Ongoing {
-            return Ok(game);
+            return game;
         }
     }
 }
 
 /// Plays one game from a random opening.
-fn play_game(
-    engine: &mut Engine,
-    settings: &DatagenSettings,
-    rng: &mut StdRng,
-) -> Result<Played, String> {
-    let mut game = random_opening(settings, rng)?;
+fn play_game(engine: &mut Engine, settings: &DatagenSettings, rng: &mut StdRng) -> Played {
+    let mut game = random_opening(settings, rng);
     engine.clear();
     let limits = SearchLimits {
         nodes: Some(settings.nodes),
@@ -328,7 +388,7 @@ fn play_game(
             result: result_for(result, position.side_to_move()),
         })
         .collect();
-    Ok(Played { records, result })
+    Played { records, result }
 }
 
 /// Whether a static evaluation should learn `position`'s score: the game
@@ -367,22 +427,22 @@ fn result_for(result: GameResult, side: Color) -> u8 {
 
 /// Opens `path` for appending, dropping a torn last record; returns the
 /// file and the number of whole records already in it.
-fn open_output(path: &Path) -> Result<(File, u64), String> {
+fn open_output(path: &Path) -> Result<(File, u64), DatagenError> {
     let mut file = OpenOptions::new()
         .create(true)
         .read(true)
         .write(true)
         .truncate(false)
         .open(path)
-        .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+        .map_err(DatagenError::file("open", path))?;
     let length = file
         .metadata()
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?
+        .map_err(DatagenError::file("read", path))?
         .len();
     let whole = length / RECORD_SIZE as u64;
     file.set_len(whole * RECORD_SIZE as u64)
         .and_then(|()| file.seek(SeekFrom::End(0)).map(|_| ()))
-        .map_err(|e| format!("cannot append to {}: {e}", path.display()))?;
+        .map_err(DatagenError::file("append to", path))?;
     Ok((file, whole))
 }
 
@@ -392,16 +452,16 @@ fn open_output(path: &Path) -> Result<(File, u64), String> {
 ///
 /// # Errors
 ///
-/// A message when the settings are unusable or the file cannot be written.
+/// Why, when the settings are unusable or the file cannot be written.
 pub fn run(
     path: &Path,
     settings: &DatagenSettings,
     stop: &AtomicBool,
     progress: &mut dyn Write,
     interval: Duration,
-) -> Result<(), String> {
+) -> Result<(), DatagenError> {
     if settings.threads == 0 || settings.nodes == 0 {
-        return Err("--threads and --nodes must be at least 1".into());
+        return Err(DatagenError::NothingToRun);
     }
     let (file, existing) = open_output(path)?;
     writeln!(
@@ -411,7 +471,7 @@ pub fn run(
         settings.nodes,
         settings.threads
     )
-    .map_err(|e| e.to_string())?;
+    .map_err(DatagenError::Progress)?;
     let output = Mutex::new(BufWriter::new(file));
     let tally = Tally::default();
     let next_game = AtomicU64::new(0);
@@ -428,7 +488,7 @@ pub fn run(
                 .time
                 .is_some_and(|limit| started.elapsed() >= limit)
     };
-    let failure: Mutex<Option<String>> = Mutex::new(None);
+    let failure: Mutex<Option<DatagenError>> = Mutex::new(None);
     std::thread::scope(|scope| {
         for _ in 0..settings.threads {
             scope.spawn(|| {
@@ -448,16 +508,12 @@ pub fn run(
                     let mut rng = StdRng::seed_from_u64(
                         settings.seed ^ existing.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ number,
                     );
-                    let written = play_game(&mut engine, settings, &mut rng)
-                        .and_then(|played| write_game(&output, &played.records).map(|()| played));
-                    let played = match written {
-                        Ok(played) => played,
-                        Err(message) => {
-                            *failure.lock().unwrap_or_else(|e| e.into_inner()) = Some(message);
-                            stop.store(true, Ordering::Relaxed);
-                            break;
-                        }
-                    };
+                    let played = play_game(&mut engine, settings, &mut rng);
+                    if let Err(error) = write_game(&output, path, &played.records) {
+                        *failure.lock().unwrap_or_else(|e| e.into_inner()) = Some(error);
+                        stop.store(true, Ordering::Relaxed);
+                        break;
+                    }
                     tally.games.fetch_add(1, Ordering::Relaxed);
                     tally
                         .positions
@@ -483,25 +539,28 @@ pub fn run(
             }
         }
     });
-    if let Some(message) = failure.into_inner().unwrap_or_else(|e| e.into_inner()) {
-        return Err(message);
+    if let Some(error) = failure.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        return Err(error);
     }
-    writeln!(progress, "{}", progress_line(&tally, settings, started)).map_err(|e| e.to_string())
+    writeln!(progress, "{}", progress_line(&tally, settings, started))
+        .map_err(DatagenError::Progress)
 }
 
 /// Appends one game's records and flushes, so that the file only ever
 /// holds whole games.
-fn write_game(output: &Mutex<BufWriter<File>>, records: &[Record]) -> Result<(), String> {
+fn write_game(
+    output: &Mutex<BufWriter<File>>,
+    path: &Path,
+    records: &[Record],
+) -> Result<(), DatagenError> {
     let mut output = output.lock().unwrap_or_else(|e| e.into_inner());
     for record in records {
-        let bytes = record.encode().map_err(|e| e.to_string())?;
+        let bytes = record.encode().map_err(DatagenError::Encode)?;
         output
             .write_all(&bytes)
-            .map_err(|e| format!("cannot write the records: {e}"))?;
+            .map_err(DatagenError::file("write", path))?;
     }
-    output
-        .flush()
-        .map_err(|e| format!("cannot write the records: {e}"))
+    output.flush().map_err(DatagenError::file("write", path))
 }
 
 /// `games G positions P (N/s) W/D/L w/d/l time left T`.

@@ -352,6 +352,39 @@ pub struct EpochLoss {
     pub validation: f64,
 }
 
+/// Why training failed.
+#[derive(Debug)]
+pub enum TrainError {
+    /// A record file could not be read.
+    Data(super::datagen::DatagenError),
+    /// The files hold no record.
+    NoRecords,
+    /// The network file could not be written.
+    WriteNetwork {
+        /// The file.
+        path: PathBuf,
+        /// What the system said.
+        error: std::io::Error,
+    },
+    /// The loss lines could not be written.
+    Output(std::io::Error),
+}
+
+impl std::fmt::Display for TrainError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TrainError::Data(error) => write!(f, "{error}"),
+            TrainError::NoRecords => write!(f, "no records to train on"),
+            TrainError::WriteNetwork { path, error } => {
+                write!(f, "cannot write {}: {error}", path.display())
+            }
+            TrainError::Output(error) => write!(f, "cannot write the losses: {error}"),
+        }
+    }
+}
+
+impl std::error::Error for TrainError {}
+
 /// Trains on `samples` (already split), returning the network and the
 /// loss of each epoch; writes one line per epoch to `out` and progress to
 /// `progress` every `interval`.
@@ -362,7 +395,7 @@ pub fn fit(
     out: &mut dyn Write,
     progress: &mut dyn Write,
     interval: Duration,
-) -> Result<(FloatNetwork, Vec<EpochLoss>), String> {
+) -> Result<(FloatNetwork, Vec<EpochLoss>), TrainError> {
     let threads = settings.threads.max(1);
     let mut rng = StdRng::seed_from_u64(settings.seed);
     let mut network = FloatNetwork::random(&mut rng);
@@ -374,7 +407,7 @@ pub fn fit(
     let write = |out: &mut dyn Write, line: String| {
         writeln!(out, "{line}")
             .and_then(|()| out.flush())
-            .map_err(|e| e.to_string())
+            .map_err(TrainError::Output)
     };
     write(
         out,
@@ -434,7 +467,10 @@ pub fn fit(
                 .quantise(&settings.output.display().to_string())
                 .to_bytes(),
         )
-        .map_err(|e| format!("cannot write {}: {e}", settings.output.display()))?;
+        .map_err(|error| TrainError::WriteNetwork {
+            path: settings.output.clone(),
+            error,
+        })?;
         rate *= settings.learning_rate_decay;
     }
     Ok((network, losses))
@@ -480,12 +516,17 @@ fn hand_loss(records: &[Record], settings: &TrainSettings) -> f64 {
 ///
 /// # Errors
 ///
-/// A message when a file cannot be read or written, or holds no records.
-pub fn run(files: &[PathBuf], settings: &TrainSettings, out: &mut dyn Write) -> Result<(), String> {
+/// Why, when a file cannot be read or written, or the files hold no
+/// records.
+pub fn run(
+    files: &[PathBuf],
+    settings: &TrainSettings,
+    out: &mut dyn Write,
+) -> Result<(), TrainError> {
     let mut records = Vec::new();
     for file in files {
         let before = records.len();
-        records.extend(super::datagen::read_records(file)?);
+        records.extend(super::datagen::read_records(file).map_err(TrainError::Data)?);
         let _ = writeln!(
             std::io::stderr(),
             "{}: {} records",
@@ -494,7 +535,7 @@ pub fn run(files: &[PathBuf], settings: &TrainSettings, out: &mut dyn Write) -> 
         );
     }
     if records.is_empty() {
-        return Err("no records to train on".into());
+        return Err(TrainError::NoRecords);
     }
     let (mut train, validation) = split(&records, settings);
     writeln!(
@@ -502,7 +543,7 @@ pub fn run(files: &[PathBuf], settings: &TrainSettings, out: &mut dyn Write) -> 
         "the hand-written evaluation's validation loss, for reference: {:.6}",
         hand_loss(&records, settings)
     )
-    .map_err(|e| e.to_string())?;
+    .map_err(TrainError::Output)?;
     drop(records);
     writeln!(
         out,
@@ -511,7 +552,7 @@ pub fn run(files: &[PathBuf], settings: &TrainSettings, out: &mut dyn Write) -> 
         validation.len(),
         RECORD_SIZE
     )
-    .map_err(|e| e.to_string())?;
+    .map_err(TrainError::Output)?;
     fit(
         &mut train,
         &validation,
@@ -520,7 +561,7 @@ pub fn run(files: &[PathBuf], settings: &TrainSettings, out: &mut dyn Write) -> 
         &mut std::io::stderr(),
         Duration::from_secs(10),
     )?;
-    writeln!(out, "network written to {}", settings.output.display()).map_err(|e| e.to_string())
+    writeln!(out, "network written to {}", settings.output.display()).map_err(TrainError::Output)
 }
 
 #[cfg(test)]
