@@ -11,7 +11,7 @@ fn nnue(c: &mut Criterion) {
     let position = parse_fen(START_FEN).unwrap();
     let step = position.make_move(legal_moves(&position).as_slice()[0]);
     // A step that captures: two cells move and one piece turns captured.
-    let before = parse_fen("6/7/8/9/10/3Gg6/10/9/8/7/q5 w").unwrap();
+    let before = parse_fen("6/7/8/9/10/11/2Gg6/4G4/8/7/q5 w").unwrap();
     let capture = legal_moves(&before)
         .iter()
         .map(|&mv| before.make_move(mv))
