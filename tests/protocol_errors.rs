@@ -37,7 +37,7 @@ const BAD_LINES: &[&str] = &[
     "setoption name Threads value -1",
     "setoption name MultiPV value 257",
     "setoption name Move Overhead value 10001",
-    "setoption name Contempt value 10",
+    "setoption name Style value 10",
     "setoption name Ponder value maybe",
     "setoption name Ponder",
     "setoption name Clear Hash value now",
@@ -157,10 +157,7 @@ fn messages_name_the_problem() {
             "go depth 0",
             "bad 'go depth' value: got '0', which is below the minimum of 1",
         ),
-        (
-            "setoption name Contempt value 10",
-            "unknown option 'Contempt'",
-        ),
+        ("setoption name Style value 10", "unknown option 'Style'"),
         (
             "setoption name Hash value 100000",
             "option 'Hash' must be between 1 and 65536, got '100000'; value unchanged",
