@@ -11,7 +11,7 @@ use super::reply::{bestmove_line, describe_result, info_line, query_response, se
 use crate::rules::notation::board_picture;
 use crate::rules::perft::divide_lines;
 use crate::rules::{
-    Game, GameResult, Move, Position, START_FEN, legal_moves, parse_fen, parse_move, to_fen,
+    Game, GameResult, Move, Position, legal_moves, parse_fen, parse_move, start_position, to_fen,
 };
 use crate::search::eval::describe;
 use crate::search::nnue::describe as describe_network;
@@ -55,7 +55,7 @@ impl Session {
         output: Output,
         events: Sender<Event>,
     ) -> Session {
-        let start = parse_fen(START_FEN).unwrap_or_else(|e| panic!("START_FEN is invalid: {e}"));
+        let start = start_position();
         let settings = Settings::default();
         player.configure(settings.engine);
         Session {

@@ -9,6 +9,11 @@ use std::fmt;
 /// The start position in FEN.
 pub const START_FEN: &str = "q1G1g1/6G/G7/9/g8g/11/G8G/9/7g/g6/1G1g1Q w 1";
 
+/// The start position, [`START_FEN`] parsed.
+pub fn start_position() -> Position {
+    parse_fen(START_FEN).unwrap_or_else(|e| unreachable!("START_FEN is invalid: {e}"))
+}
+
 /// Why a FEN was refused.
 #[derive(Clone, PartialEq, Eq, Debug)]
 pub enum FenError {

@@ -2,7 +2,7 @@
 //! depth with fresh tables each, one thread, printing the node count (the
 //! engine's signature: identical on every run of the same code) and speed.
 
-use crate::rules::{Game, START_FEN, legal_moves, parse_fen, to_fen};
+use crate::rules::{Game, START_FEN, legal_moves, parse_fen, start_position, to_fen};
 use crate::search::{Engine, EngineOptions, SearchControl, SearchLimits};
 use std::io::{self, Write};
 use std::time::Instant;
@@ -40,7 +40,7 @@ const PLAYED_COUNT: u64 = 14;
 /// A position reached from the start by `plies` moves, each picked from the
 /// legal moves by a fixed pseudo-random sequence seeded with `seed`.
 fn played_position(seed: u64, plies: u32) -> String {
-    let mut game = Game::new(parse_fen(START_FEN).expect("the start position parses"));
+    let mut game = Game::new(start_position());
     let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
     for _ in 0..plies {
         let moves = legal_moves(game.position());

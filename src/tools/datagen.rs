@@ -3,7 +3,7 @@
 //! records (the format is in protocol.md, "Training records") appended to a
 //! file, so that a stopped run can be continued.
 
-use crate::rules::{Color, Game, GameResult, Kind, Piece, Position, START_FEN, parse_fen};
+use crate::rules::{Color, Game, GameResult, Kind, Piece, Position, start_position};
 use crate::search::eval::{capture_cells, has_win_threat};
 use crate::search::nnue::cells::{dense, from_dense};
 use crate::search::{Engine, EngineOptions, Score, SearchControl, SearchLimits, SearchReport};
@@ -300,7 +300,7 @@ struct Played {
 /// A game after `random_plies` (or one more) uniformly random moves that
 /// is still going; openings that end the game are drawn again.
 fn random_opening(settings: &DatagenSettings, rng: &mut StdRng) -> Game {
-    let start = parse_fen(START_FEN).unwrap_or_else(|_| unreachable!("the start FEN is valid"));
+    let start = start_position();
     loop {
         let mut game = Game::new(start);
         let random_plies = settings.random_plies + rng.random_range(0..=1);
@@ -624,7 +624,7 @@ mod tests {
         let mut rng = StdRng::seed_from_u64(3);
         let mut records = Vec::new();
         for _ in 0..30 {
-            let mut position = parse_fen(START_FEN).unwrap();
+            let mut position = start_position();
             for ply in 0..200u16 {
                 let moves = legal_moves(&position);
                 if moves.is_empty() {
@@ -658,7 +658,7 @@ mod tests {
     #[test]
     fn bad_records_are_refused_with_a_reason() {
         let record = Record {
-            position: parse_fen(START_FEN).unwrap(),
+            position: start_position(),
             score: 12,
             ply: 0,
             result: 1,

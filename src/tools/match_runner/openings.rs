@@ -2,7 +2,7 @@
 //! generated as random legal plies from the start, all checked by the rules.
 
 use super::options::{OpeningFormat, OpeningSource};
-use crate::rules::{Game, GameResult, Position, START_FEN, legal_moves, parse_fen, to_fen};
+use crate::rules::{Game, GameResult, Position, legal_moves, parse_fen, start_position, to_fen};
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
@@ -36,10 +36,6 @@ impl Opening {
         }
         game
     }
-}
-
-fn start_position() -> Position {
-    parse_fen(START_FEN).unwrap_or_else(|_| unreachable!("the start FEN is valid"))
 }
 
 /// The openings of a run, looked up by number.
@@ -210,6 +206,7 @@ fn random_opening(plies: usize, rng: &mut StdRng) -> Result<Opening, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::rules::START_FEN;
 
     #[test]
     fn random_openings_are_reproducible_and_legal() {
