@@ -372,7 +372,6 @@ fn run_perft(
     Ok(())
 }
 
-/// Whether the evaluation named on the command line is the network.
 /// The evaluation a search uses.
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
 enum Evaluation {

@@ -552,16 +552,14 @@ impl<'a, 'h> Worker<'a, 'h> {
     ) -> i32 {
         let key = position.key();
         let us = position.side_to_move();
-        let threatened = has_win_threat(position, !us);
         let tuning = self.shared.tuning;
         // A formation threat is this game's check and is answered a ply
         // deeper; within twice the iteration's depth, so that a chain of
-        // threats cannot run away.
-        let depth = if tuning.threat_extension && threatened && (ply as i32) < 2 * self.iteration {
-            depth + 1
-        } else {
-            depth
-        };
+        // threats cannot run away. Without the extension the threat is
+        // looked at only once the table has not cut the node off.
+        let threat_before_probe = (tuning.threat_extension && (ply as i32) < 2 * self.iteration)
+            .then(|| has_win_threat(position, !us));
+        let depth = depth + i32::from(threat_before_probe == Some(true));
         let hit = self.probe(key, ply);
         if let Some(hit) = hit
             && !pv_node
@@ -574,13 +572,14 @@ impl<'a, 'h> Worker<'a, 'h> {
         {
             return hit.score;
         }
+        let threatened = threat_before_probe.unwrap_or_else(|| has_win_threat(position, !us));
         // A side that must relocate, or answer a threat, has no spare tempo
         // for the null move to stand for.
-        if !pv_node
+        if (tuning.static_pruning || tuning.null_move)
+            && !pv_node
             && !threatened
             && position.captured(us) == 0
             && beta.abs() < MATE_BOUND
-            && (tuning.static_pruning || tuning.null_move)
             && let Some(score) = self.prune_early(position, depth, beta, ply)
         {
             return score;
