@@ -692,15 +692,16 @@ impl<'a, 'h> Worker<'a, 'h> {
         ply: usize,
     ) -> Option<i32> {
         let tuning = self.shared.tuning;
+        let futile = tuning.static_pruning && depth <= STATIC_PRUNING_DEPTH;
+        let may_pass = tuning.null_move && depth >= NULL_MOVE_DEPTH && !self.passed[ply];
+        if !futile && !may_pass {
+            return None;
+        }
         let static_eval = self.evaluate(position, ply);
-        if tuning.static_pruning
-            && depth <= STATIC_PRUNING_DEPTH
-            && static_eval - STATIC_PRUNING_MARGIN * depth >= beta
-        {
+        if futile && static_eval - STATIC_PRUNING_MARGIN * depth >= beta {
             return Some(static_eval);
         }
-        if tuning.null_move && depth >= NULL_MOVE_DEPTH && static_eval >= beta && !self.passed[ply]
-        {
+        if may_pass && static_eval >= beta {
             let reduction = 3 + depth / 4;
             self.passed[ply + 1] = true;
             let score = -self.negamax(
