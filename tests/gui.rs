@@ -388,6 +388,7 @@ async fn game_over(page: &Browser) -> bool {
 const RELOCATION_FEN: &str = "q5/7/8/9/3G*5g/11/10/9/8/7/Gg3Q w 1";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs Chromium and ChromeDriver (Debian: chromium chromium-driver); contrib/test-everything.sh"]
 async fn a_person_plays_by_clicking_through_a_relocation_and_a_capture() {
     let _one = BROWSER.lock().await;
     let (_gui, url) = start_gui(&[]);
@@ -497,6 +498,7 @@ async fn a_person_plays_by_clicking_through_a_relocation_and_a_capture() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs Chromium and ChromeDriver (Debian: chromium chromium-driver); contrib/test-everything.sh"]
 async fn analysis_follows_the_position_shown() {
     let _one = BROWSER.lock().await;
     let (_gui, url) = start_gui(&[]);
@@ -569,6 +571,7 @@ async fn analysis_follows_the_position_shown() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs Chromium and ChromeDriver (Debian: chromium chromium-driver); contrib/test-everything.sh"]
 async fn match_records_open_step_to_the_end_and_round_trip() {
     let _one = BROWSER.lock().await;
     let dir =
@@ -730,6 +733,7 @@ async fn match_records_open_step_to_the_end_and_round_trip() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs Chromium and ChromeDriver (Debian: chromium chromium-driver); contrib/test-everything.sh"]
 async fn an_engine_game_ends_as_the_rules_say() {
     let _one = BROWSER.lock().await;
     let (_gui, url) = start_gui(&[]);
@@ -790,6 +794,7 @@ async fn an_engine_game_ends_as_the_rules_say() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs Chromium and ChromeDriver (Debian: chromium chromium-driver); contrib/test-everything.sh"]
 async fn a_crashing_engine_is_reported_and_the_page_keeps_working() {
     let _one = BROWSER.lock().await;
     let (_gui, url) = start_gui(&["--engine", "python3 tests/engines/scripted.py crash"]);

@@ -2,6 +2,7 @@
 //! the match runner, position analysis and the browser GUI.
 
 pub mod analyze;
+pub mod atomic_file;
 pub mod bench;
 pub mod datagen;
 pub mod gui;

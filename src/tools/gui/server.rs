@@ -23,6 +23,14 @@ use tokio_stream::wrappers::BroadcastStream;
 const INDEX_HTML: &str = include_str!("web/index.html");
 const APP_JS: &str = include_str!("web/app.js");
 const APP_CSS: &str = include_str!("web/app.css");
+const I18N_JS: &str = include_str!("web/i18n.js");
+
+/// The page's string tables, one file a language; the page learns the
+/// languages it speaks from this list alone (served joined as `/lang.js`).
+const LANGUAGE_TABLES: &[&str] = &[include_str!("web/lang/en.js")];
+
+/// The static files anyone may fetch: they hold no state and no token.
+const PUBLIC_ASSETS: &[&str] = &["/app.js", "/app.css", "/i18n.js", "/lang.js"];
 
 /// What every request handler shares.
 #[derive(Clone)]
@@ -64,6 +72,11 @@ pub fn router(shared: Shared) -> Router {
             "/app.css",
             get(|| asset(APP_CSS, "text/css; charset=utf-8")),
         )
+        .route(
+            "/i18n.js",
+            get(|| asset(I18N_JS, "text/javascript; charset=utf-8")),
+        )
+        .route("/lang.js", get(language_tables))
         .route("/api/geometry", get(|| async { axum::Json(geometry()) }))
         .route("/api/state", get(state))
         .route("/api/events", get(events))
@@ -79,7 +92,7 @@ fn refuse(status: StatusCode, why: &str) -> Response {
 }
 
 /// Refuses foreign `Host` headers everywhere and requests without the token
-/// to anything but the static script and style sheet.
+/// to anything but the static scripts and style sheet.
 async fn guard(
     State(shared): State<Shared>,
     Query(query): Query<HashMap<String, String>>,
@@ -96,7 +109,7 @@ async fn guard(
         return refuse(StatusCode::FORBIDDEN, "forbidden: unknown Host");
     }
     let path = request.uri().path();
-    if path != "/app.js" && path != "/app.css" {
+    if !PUBLIC_ASSETS.contains(&path) {
         let given = request
             .headers()
             .get("x-agon-token")
@@ -123,6 +136,15 @@ async fn guard(
 
 async fn index() -> Response {
     asset(INDEX_HTML, "text/html; charset=utf-8").await
+}
+
+async fn language_tables() -> Response {
+    let joined = format!("const STRINGS = {{}};\n{}", LANGUAGE_TABLES.concat());
+    (
+        [(header::CONTENT_TYPE, "text/javascript; charset=utf-8")],
+        joined,
+    )
+        .into_response()
 }
 
 async fn asset(body: &'static str, kind: &'static str) -> Response {

@@ -4,6 +4,7 @@
 
 use super::error::MatchError;
 use super::record::GameRecord;
+use crate::tools::atomic_file::write_atomically;
 use crate::tools::shard::Shard;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -43,16 +44,12 @@ impl SavedState {
             .map_err(|e| MatchError::content(path, format!("not a match state ({e})")))
     }
 
-    /// Writes the state beside `path` and renames it into place, so that a
-    /// stop in the middle never leaves half a state (and a shard reading
-    /// another's state never sees half of one).
+    /// Replaces the state file whole (see `atomic_file`), so that a stop in
+    /// the middle never leaves half a state and a shard reading another's
+    /// state never sees half of one.
     pub fn save(&self, path: &Path) -> Result<(), MatchError> {
-        let mut temporary = path.as_os_str().to_owned();
-        temporary.push(".tmp");
-        let temporary = std::path::PathBuf::from(temporary);
         let text = serde_json::to_string(self).map_err(|e| MatchError::content(path, e))?;
-        std::fs::write(&temporary, text)
-            .and_then(|()| std::fs::rename(&temporary, path))
+        write_atomically(path, text.as_bytes())
             .map_err(|e| MatchError::file(path, "write the state", e))
     }
 }

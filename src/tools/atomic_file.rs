@@ -1,0 +1,82 @@
+//! The one way the tools write a whole file: beside its destination, synced
+//! to disk, then renamed over it, so that a reader (or a run resumed after a
+//! kill at any moment) sees the old file or the new one, never part of one.
+
+use std::ffi::OsString;
+use std::fs::File;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+/// Replaces `path` with `contents`: written to `<path>.tmp`, fsynced,
+/// renamed into place, and the directory fsynced so the rename itself
+/// survives a power cut.
+pub fn write_atomically(path: &Path, contents: &[u8]) -> io::Result<()> {
+    let temporary = temporary_path(path);
+    let written = File::create(&temporary).and_then(|mut file| {
+        file.write_all(contents)?;
+        file.sync_all()
+    });
+    if let Err(error) = written.and_then(|()| std::fs::rename(&temporary, path)) {
+        let _ = std::fs::remove_file(&temporary);
+        return Err(error);
+    }
+    sync_directory_of(path)
+}
+
+/// The name the contents of `path` are written under before the rename.
+fn temporary_path(path: &Path) -> PathBuf {
+    let mut name = OsString::from(path.as_os_str());
+    name.push(".tmp");
+    PathBuf::from(name)
+}
+
+/// Makes a rename or a newly created file in `path`'s directory durable.
+pub fn sync_directory_of(path: &Path) -> io::Result<()> {
+    let directory = match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    };
+    // Directories cannot be opened for syncing everywhere (Windows); the
+    // rename has happened either way.
+    match File::open(directory) {
+        Ok(handle) => handle.sync_all().or(Ok(())),
+        Err(_) => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("agon-atomic-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[test]
+    fn a_file_is_replaced_whole_and_no_temporary_is_left() {
+        let dir = scratch("replace");
+        let path = dir.join("state.json");
+        write_atomically(&path, b"first").unwrap();
+        write_atomically(&path, b"second, longer").unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"second, longer");
+        let names: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, vec![OsString::from("state.json")]);
+    }
+
+    #[test]
+    fn a_failed_write_leaves_the_old_file() {
+        let dir = scratch("fail");
+        let path = dir.join("net.nnue");
+        write_atomically(&path, b"old").unwrap();
+        // A directory where the temporary file would go makes the write fail.
+        std::fs::create_dir(temporary_path(&path)).unwrap();
+        assert!(write_atomically(&path, b"new").is_err());
+        assert_eq!(std::fs::read(&path).unwrap(), b"old");
+    }
+}
