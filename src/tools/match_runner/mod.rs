@@ -11,7 +11,7 @@ pub mod options;
 pub mod record;
 pub mod referee;
 pub(crate) mod schedule;
-pub(crate) mod state;
+pub mod state;
 
 use crate::rules::Color;
 use crate::tools::shard::Shard;
