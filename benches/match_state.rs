@@ -1,8 +1,14 @@
 //! The cost of saving a match state after the 10,000th game of a long run
-//! (an SPRT of realistic games: 120 plies with scores, depths and times).
+//! (an SPRT of realistic games: 120 plies with scores, depths and times,
+//! played four at a time, so that up to three finished games wait for an
+//! earlier one).
 
 use agon::rules::Color;
-use agon::tools::match_runner::record::{Ending, GameRecord, MoveRecord, ScoreRecord, Verdict};
+use agon::tools::match_runner::options::{Request, parse};
+use agon::tools::match_runner::record::{
+    Ending, GameRecord, MoveRecord, RecordLengths, ScoreRecord, Verdict,
+};
+use agon::tools::match_runner::schedule::Standing;
 use agon::tools::match_runner::state::SavedState;
 use criterion::{Criterion, criterion_group, criterion_main};
 
@@ -46,16 +52,31 @@ fn game(number: u64) -> GameRecord {
 }
 
 fn save_after_10000_games(c: &mut Criterion) {
+    let args: Vec<String> = "-engine cmd=agon name=new -engine cmd=agon-old name=old \
+        -each tc=10+0.1 -games 2 -rounds 100000 -repeat -concurrency 4 \
+        -sprt elo0=0 elo1=5 -jsonl games.jsonl -state state.json"
+        .split_whitespace()
+        .map(str::to_string)
+        .collect();
+    let Ok(Request::Run(config)) = parse(&args) else {
+        panic!("the run's command line parses");
+    };
+    let mut standing = Standing::default();
+    for number in 1..=GAMES {
+        standing.add(&config, number, game(number).result);
+    }
     let state = SavedState {
-        args: "-engine cmd=agon name=new -engine cmd=agon-old name=old -each tc=10+0.1 \
-               -games 2 -rounds 100000 -repeat -sprt elo0=0 elo1=5 -state state.json"
-            .split_whitespace()
-            .map(str::to_string)
-            .collect(),
+        args,
         seed: 1,
         shard: None,
-        written: GAMES,
-        games: (1..=GAMES).map(game).collect(),
+        recorded_through: GAMES,
+        recorded_beyond: Vec::new(),
+        record_lengths: RecordLengths {
+            pgn: 0,
+            jsonl: 74_000_000,
+        },
+        standing,
+        pending: (GAMES + 2..=GAMES + 4).map(game).collect(),
     };
     let dir = std::env::temp_dir().join(format!("agon-state-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();

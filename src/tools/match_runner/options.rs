@@ -215,8 +215,8 @@ pub struct MatchConfig {
     pub jsonl_out: Option<PathBuf>,
     /// State file rewritten after every game.
     pub state_file: Option<PathBuf>,
-    /// State file to continue from.
-    pub resume: Option<PathBuf>,
+    /// Whether and whence to continue a saved run.
+    pub resume: Option<Resume>,
     /// Stop after this many games in this invocation.
     pub max_games: Option<u64>,
     /// Restart failed engines and go on.
@@ -231,6 +231,15 @@ pub struct MatchConfig {
     pub rating_interval: u64,
     /// The part of the schedule this process plays.
     pub shard: Shard,
+}
+
+/// How a run given `-resume` continues.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Resume {
+    /// From the `-state` file when it exists; a fresh start otherwise.
+    Auto,
+    /// From this state file, which must exist.
+    From(PathBuf),
 }
 
 impl Default for MatchConfig {
@@ -493,12 +502,19 @@ const MATCH_OPTIONS: &[MatchOption] = &[
     },
     MatchOption {
         name: "-resume",
-        values: "<file>",
-        help: "continue the run saved in a state file",
+        values: "<file>|auto",
+        help: "continue the run saved in a state file; auto: continue\n\
+               the -state file if it exists, else start it (for a\n\
+               scheduler that reruns the same command)",
         default: no_default,
         per_invocation: true,
         apply: |r, name, values| {
-            r.config.resume = Some(path_value(name, values)?);
+            let value = single(name, values)?;
+            r.config.resume = Some(if value == "auto" {
+                Resume::Auto
+            } else {
+                Resume::From(path_value(name, values)?)
+            });
             Ok(())
         },
     },
@@ -812,7 +828,7 @@ pub fn parse(args: &[String]) -> Parsed<Request> {
         engines,
         each,
     } = reading;
-    if config.resume.is_some() {
+    if matches!(config.resume, Some(Resume::From(_))) {
         // The engines and the schedule come from the state file.
         return Ok(Request::Run(Box::new(config)));
     }
