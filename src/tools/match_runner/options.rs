@@ -593,12 +593,13 @@ const MATCH_OPTIONS: &[MatchOption] = &[
     },
     MatchOption {
         name: "-shard",
-        values: "K/N|auto|auto/N",
+        values: "K/N|auto/N|auto",
         help: "play part K of N of the schedule: every Nth pair (or game),\n\
-               same openings and colours as in one run; auto reads the\n\
-               index of a Slurm job array, a Kubernetes Indexed Job or\n\
-               AGON_SHARD_INDEX; files get .shard-K-of-N in their names;\n\
-               agon stats merges the shards' states",
+               same openings and colours as in one run; auto/N takes K\n\
+               from a Slurm array task id (1 to N), a Kubernetes Indexed\n\
+               Job or AGON_SHARD_INDEX (from 0), and survives a rerun;\n\
+               auto takes K and N from a whole Slurm job array; files get\n\
+               .shard-K-of-N in their names; agon stats merges the shards",
         default: no_default,
         per_invocation: true,
         apply: |r, name, values| {
