@@ -554,6 +554,13 @@ impl Runner {
             let _ = worker.join();
         }
         let played = self.journal.played();
+        if matches!(halt, Halt::Complete)
+            && played < own_total
+            && interrupted.load(Ordering::SeqCst)
+        {
+            // The workers saw the interrupt first and stopped.
+            halt = Halt::Interrupted;
+        }
         if matches!(halt, Halt::Complete) && played < own_total {
             let limit_reached = queue.lock().is_ok_and(|q| q.left_to_start == Some(0));
             halt = if limit_reached {
