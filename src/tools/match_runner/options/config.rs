@@ -71,7 +71,7 @@ impl Limits {
     }
 }
 
-pub(super) fn seconds(duration: Duration) -> String {
+fn seconds(duration: Duration) -> String {
     let text = format!("{:.3}", duration.as_secs_f64());
     text.trim_end_matches('0').trim_end_matches('.').to_string()
 }
