@@ -28,6 +28,14 @@ fn stdout(output: &Output) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
+/// The game numbers of a JSON-lines file's records, in file order.
+fn game_numbers(path: &Path) -> Vec<u64> {
+    json_records(path)
+        .iter()
+        .map(|r| r["game"].as_u64().unwrap())
+        .collect()
+}
+
 fn json_records(path: &Path) -> Vec<serde_json::Value> {
     std::fs::read_to_string(path)
         .unwrap()
@@ -277,11 +285,7 @@ fn a_run_stopped_after_some_games_resumes_to_the_same_totals() {
     );
     assert!(!resumed_text.contains("Finished game 3 "), "{resumed_text}");
     assert_eq!(last_summary(&resumed_text), expected);
-    let numbers: Vec<u64> = json_records(&dir.join("games.jsonl"))
-        .iter()
-        .map(|r| r["game"].as_u64().unwrap())
-        .collect();
-    assert_eq!(numbers, [1, 2, 3, 4, 5, 6]);
+    assert_eq!(game_numbers(&dir.join("games.jsonl")), [1, 2, 3, 4, 5, 6]);
     let pgn = std::fs::read_to_string(dir.join("games.pgn")).unwrap();
     assert_eq!(pgn.matches("[Event ").count(), 6);
 }
@@ -545,11 +549,7 @@ fn a_rerun_over_an_existing_state_is_refused_and_touches_nothing() {
         resumed_text.contains("Resuming: 4 of 6 games"),
         "{resumed_text}"
     );
-    let numbers: Vec<u64> = json_records(&dir.join("games.jsonl"))
-        .iter()
-        .map(|r| r["game"].as_u64().unwrap())
-        .collect();
-    assert_eq!(numbers, [1, 2, 3, 4, 5, 6]);
+    assert_eq!(game_numbers(&dir.join("games.jsonl")), [1, 2, 3, 4, 5, 6]);
 
     // A state of another command line is not continued by -resume auto.
     let other = white_only_match(&dir, &["-state", state_arg, "-resume", "auto", "-recover"]);
@@ -588,11 +588,7 @@ fn records_written_after_the_last_state_are_cut_when_the_run_resumes() {
     let resumed_text = stdout(&resumed);
     assert!(resumed.status.success(), "{resumed_text}");
     assert!(resumed_text.contains("Finished game 4 "), "{resumed_text}");
-    let numbers: Vec<u64> = json_records(&jsonl)
-        .iter()
-        .map(|r| r["game"].as_u64().unwrap())
-        .collect();
-    assert_eq!(numbers, [1, 2, 3, 4, 5, 6]);
+    assert_eq!(game_numbers(&jsonl), [1, 2, 3, 4, 5, 6]);
     let pgn_text = std::fs::read_to_string(&pgn).unwrap();
     assert_eq!(pgn_text.matches("[Event ").count(), 6);
 }
