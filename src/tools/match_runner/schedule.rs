@@ -275,4 +275,44 @@ mod tests {
         }
         assert_eq!(seen.len() as u64, total);
     }
+
+    #[test]
+    fn shards_standings_merge_into_the_standing_of_all_games() {
+        let whole = config(
+            "-engine cmd=a -engine cmd=b -engine cmd=c -each st=1 -games 3 -rounds 3 -repeat",
+        );
+        let verdicts = [
+            Verdict::Win(Color::White),
+            Verdict::Draw,
+            Verdict::Win(Color::Black),
+            Verdict::Draw,
+            Verdict::Win(Color::White),
+        ];
+        let result = |number: u64| verdicts[(number * 7 % 5) as usize];
+        let total = whole.total_games();
+        let mut all = Standing::default();
+        for number in 1..=total {
+            all.add(&whole, number, result(number));
+        }
+        assert_eq!(all.games(), total);
+        let mut merged = Standing::default();
+        for part in 1..=4 {
+            let mut shard = whole.clone();
+            shard.shard = crate::tools::shard::Shard::new(part, 4).unwrap();
+            let mut own = Standing::default();
+            // Later games first: a pair is the same pair in either order.
+            for number in (1..=total).rev().filter(|&n| is_own_game(&shard, 3, n - 1)) {
+                own.add(&whole, number, result(number));
+            }
+            merged.merge(&whole, &own);
+        }
+        assert_eq!(merged.tallies(&whole), all.tallies(&whole));
+        // A game whose partner is missing counts alone.
+        let mut open = Standing::default();
+        open.add(&whole, 1, Verdict::Win(Color::White));
+        let tally = open.first_tally(&whole);
+        assert_eq!((tally.wins, tally.pairs()), (1, 0));
+        open.add(&whole, 2, Verdict::Draw);
+        assert_eq!(open.first_tally(&whole).pairs(), 1);
+    }
 }
