@@ -54,8 +54,19 @@ impl SavedState {
     pub fn load(path: &Path) -> Result<SavedState, MatchError> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| MatchError::file(path, "read the state", e))?;
-        serde_json::from_str(&text)
-            .map_err(|e| MatchError::content(path, format!("not a match state ({e})")))
+        serde_json::from_str(&text).map_err(|e| {
+            let earlier = serde_json::from_str::<serde_json::Value>(&text)
+                .is_ok_and(|value| value.get("games").is_some());
+            if earlier {
+                MatchError::content(
+                    path,
+                    "a state of an earlier agon, which kept every game in it: \
+                     finish that run with the agon that started it",
+                )
+            } else {
+                MatchError::content(path, format!("not a match state ({e})"))
+            }
+        })
     }
 
     /// Replaces the state file whole (see `atomic_file`), so that a stop in
@@ -65,5 +76,24 @@ impl SavedState {
         let text = serde_json::to_string(self).map_err(|e| MatchError::content(path, e))?;
         write_atomically(path, text.as_bytes())
             .map_err(|e| MatchError::file(path, "write the state", e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_state_of_an_earlier_agon_is_refused_with_the_reason() {
+        let dir = std::env::temp_dir().join(format!("agon-old-state-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("state.json");
+        std::fs::write(&path, r#"{"args":[],"seed":1,"written":0,"games":[]}"#).unwrap();
+        let error = SavedState::load(&path).err().unwrap().to_string();
+        assert!(error.contains("an earlier agon"), "{error}");
+        std::fs::write(&path, "{").unwrap();
+        let error = SavedState::load(&path).err().unwrap().to_string();
+        assert!(error.contains("not a match state"), "{error}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
