@@ -80,7 +80,8 @@ enum Command {
         /// State files, one per shard.
         #[arg(required = true)]
         files: Vec<std::path::PathBuf>,
-        /// Also write every game's record, in game order, to this new file.
+        /// Also write every game's record, in game order, to this new file
+        /// (read from each shard's `-jsonl` records as far as its state counts them).
         #[arg(long)]
         jsonl: Option<std::path::PathBuf>,
     },

@@ -149,29 +149,31 @@ fn a_slurm_job_array_of_shards_merges_into_the_single_run() {
     assert_merges_into(&dir, &whole_dir, &whole_text);
 }
 
-#[test]
-#[ignore = "needs a running Slurm with sbatch (contrib/slurm/single-node.sh); contrib/test-everything.sh"]
-fn a_cancelled_task_submitted_again_alone_completes_the_run() {
-    let (whole_dir, whole_text) = whole_run("whole-for-rerun");
-    let dir = scratch("rerun");
-    let submitted = submit(&dir, "1-4", &["--parsable"]);
-    let job = String::from_utf8_lossy(&submitted.stdout)
-        .trim()
+/// The job id `sbatch --parsable` printed.
+fn job_id(submitted: &Output) -> String {
+    let text = String::from_utf8_lossy(&submitted.stdout);
+    text.trim()
         .split(';')
         .next()
         .unwrap_or_default()
-        .to_string();
-    // Cancel task 3 once it has recorded a game, in the middle of its run.
-    let records = dir.join("games.shard-3-of-4.jsonl");
+        .to_string()
+}
+
+/// Signals task 3 of `job` with `scancel` and `options` once shard 3 has
+/// `records` records, then waits until the job is gone; returns what the
+/// task printed.
+fn stop_task_3(dir: &Path, job: &str, records: usize, options: &[&str]) -> String {
+    let file = dir.join("games.shard-3-of-4.jsonl");
     let started = Instant::now();
-    while std::fs::read_to_string(&records).map_or(0, |t| t.lines().count()) == 0 {
+    while std::fs::read_to_string(&file).map_or(0, |t| t.lines().count()) < records {
         assert!(
             started.elapsed() < Duration::from_secs(120),
-            "task 3 recorded no game"
+            "task 3 recorded no game {records}"
         );
         std::thread::sleep(Duration::from_millis(5));
     }
     let cancelled = Command::new("scancel")
+        .args(options)
         .arg(format!("{job}_3"))
         .output()
         .unwrap();
@@ -180,27 +182,40 @@ fn a_cancelled_task_submitted_again_alone_completes_the_run() {
         "scancel: {}",
         message(&cancelled)
     );
-    while !String::from_utf8_lossy(
-        &Command::new("squeue")
-            .args(["-h", "-j", &job])
-            .output()
-            .unwrap()
-            .stdout,
-    )
-    .trim()
-    .is_empty()
-    {
+    let listed = || {
+        let queue = Command::new("squeue").args(["-h", "-j", job]).output();
+        !String::from_utf8_lossy(&queue.unwrap().stdout)
+            .trim()
+            .is_empty()
+    };
+    while listed() {
         assert!(
             started.elapsed() < Duration::from_secs(300),
-            "the array did not end"
+            "job {job} did not end"
         );
         std::thread::sleep(Duration::from_millis(100));
     }
-    let task_output = std::fs::read_to_string(dir.join(format!("agon-match-{job}_3.out"))).unwrap();
+    std::fs::read_to_string(dir.join(format!("agon-match-{job}_3.out"))).unwrap_or_default()
+}
+
+#[test]
+#[ignore = "needs a running Slurm with sbatch (contrib/slurm/single-node.sh); contrib/test-everything.sh"]
+fn a_cancelled_task_submitted_again_alone_completes_the_run() {
+    let (whole_dir, whole_text) = whole_run("whole-for-rerun");
+    let dir = scratch("rerun");
+    // Task 3 of the array is cancelled (SIGTERM to every process of it)
+    // after its first game, in the middle of its run.
+    let job = job_id(&submit(&dir, "1-4", &["--parsable"]));
+    let output = stop_task_3(&dir, &job, 1, &[]);
     assert!(
-        task_output.contains("Interrupted after "),
-        "task 3 was not stopped in the middle: {task_output}"
+        output.contains("Interrupted after "),
+        "task 3 was not stopped in the middle: {output}"
     );
+    // Submitted again alone, it is killed outright after one more game.
+    let job = job_id(&submit(&dir, "3", &["--parsable"]));
+    let output = stop_task_3(&dir, &job, 2, &["--signal=KILL"]);
+    assert!(!output.contains("Finished shard"), "{output}");
+    // Submitted again, it completes the run.
     submit(&dir, "3", &["--wait"]);
     assert_merges_into(&dir, &whole_dir, &whole_text);
 }
