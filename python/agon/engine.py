@@ -161,7 +161,7 @@ class Engine:
     search's own time.
     """
 
-    def __init__(self, process: subprocess.Popen, timeout: float = 10.0):
+    def __init__(self, process: "subprocess.Popen[str]", timeout: float = 10.0):
         self.process = process
         self.timeout = timeout
         self.id: Dict[str, str] = {}
@@ -520,11 +520,13 @@ class AsyncEngine:
         timeout: Optional[float] = None,
     ) -> Union[Info, List[Info]]:
         """See ``Engine.analyse``."""
-        return await self._call(self.engine.analyse, position, limit, multipv, timeout)
+        result: Union[Info, List[Info]] = await self._call(self.engine.analyse, position, limit, multipv, timeout)
+        return result
 
     async def play(self, position: _agon.Position, limit: Limit, timeout: Optional[float] = None) -> PlayResult:
         """See ``Engine.play``."""
-        return await self._call(self.engine.play, position, limit, timeout)
+        result: PlayResult = await self._call(self.engine.play, position, limit, timeout)
+        return result
 
     async def quit(self) -> None:
         """See ``Engine.quit``."""

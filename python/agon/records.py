@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Dict, Iterable, Iterator, List, Optional, Union
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple, Union
 
 from . import _agon
 from .score import Score
@@ -89,7 +89,9 @@ class Game:
         )
 
 
-def _move_fields(recorded: RecordedMove):
+def _move_fields(
+    recorded: RecordedMove,
+) -> Tuple[str, Optional[int], Optional[int], Optional[int], Optional[int], bool]:
     score = None if recorded.score is None else recorded.score.white()
     return (
         recorded.move,
@@ -101,7 +103,7 @@ def _move_fields(recorded: RecordedMove):
     )
 
 
-def _game(fields) -> Game:
+def _game(fields: Any) -> Game:
     number, tags, fen, moves, reason, result = fields
     return Game(
         headers=dict(tags),

@@ -5,7 +5,7 @@ notebooks (``Position._repr_svg_``) and files."""
 from __future__ import annotations
 
 import math
-from typing import Optional, Union
+from typing import Optional, Tuple, Union
 
 from . import _agon
 
@@ -25,7 +25,7 @@ _CROWN = {
 }
 
 
-def _centre(file: int, rank: int, flipped: bool):
+def _centre(file: int, rank: int, flipped: bool) -> Tuple[float, float]:
     x = (file - 5) * 1.5 * _SIZE
     y = (file / 2 - rank + 2.5) * _ROW
     return (-x, -y) if flipped else (x, y)

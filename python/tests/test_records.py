@@ -2,6 +2,8 @@
 
 import json
 import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -122,3 +124,15 @@ def test_malformed_files_name_the_place(tmp_path):
         agon.read_games(illegal)
     with pytest.raises(FileNotFoundError):
         agon.read_games(tmp_path / "missing.pgn")
+
+
+def test_the_readme_example_plots_a_match(match_run, agon_binary, tmp_path):
+    pytest.importorskip("matplotlib")
+    jsonl, _ = match_run
+    picture = tmp_path / "evaluation.png"
+    example = Path(__file__).resolve().parents[1] / "examples" / "plot_match.py"
+    subprocess.run(
+        [sys.executable, str(example), str(jsonl), str(picture), "--engine", agon_binary, "--depth", "2"],
+        check=True, timeout=300,
+    )
+    assert picture.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
