@@ -121,6 +121,12 @@ impl PyPosition {
     }
 
     fn legal(&self, mv: &MoveArg) -> PyResult<Move> {
+        if let MoveArg::Move(PyMove(mv)) = mv
+            && legal_moves(self.current()).iter().any(|legal| legal == mv)
+        {
+            return Ok(*mv);
+        }
+        // The rules core's parser says why a move is not legal.
         parse_move(self.current(), &mv.text()).map_err(|e| PyValueError::new_err(e.to_string()))
     }
 }
