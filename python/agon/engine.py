@@ -191,6 +191,8 @@ class Engine:
                 stdout=subprocess.PIPE,
                 stderr=stderr,
                 text=True,
+                encoding="utf-8",
+                errors="replace",
                 bufsize=1,
                 **popen_args,
             )
@@ -372,23 +374,26 @@ class Engine:
         infos, best first. ``timeout`` bounds the wait (default: none for
         depth and node limits, the time limit plus ``self.timeout`` for a
         timed search)."""
-        go = limit.go_arguments()
-        if not go:
-            raise ValueError("analyse needs a limit: Limit(depth=...), nodes=... or time=...")
-        self._start(position, go, multipv)
-        deadline = self._search_deadline(limit, timeout)
-        result = None
-        for result in self._results(position, lambda: deadline):
-            pass
-        assert isinstance(result, PlayResult)
+        result = self._search("analyse", position, limit, multipv, timeout)
         return result.lines if multipv is not None else result.info
 
     def play(self, position: _agon.Position, limit: Limit, timeout: Optional[float] = None) -> PlayResult:
         """The engine's move in ``position`` within ``limit``."""
+        return self._search("play", position, limit, None, timeout)
+
+    def _search(
+        self,
+        purpose: str,
+        position: _agon.Position,
+        limit: Limit,
+        multipv: Optional[int],
+        timeout: Optional[float],
+    ) -> PlayResult:
+        """Runs one search within ``limit`` to its end."""
         go = limit.go_arguments()
         if not go:
-            raise ValueError("play needs a limit: Limit(depth=...), nodes=... or time=...")
-        self._start(position, go, None)
+            raise ValueError(f"{purpose} needs a limit: Limit(depth=...), nodes=... or time=...")
+        self._start(position, go, multipv)
         deadline = self._search_deadline(limit, timeout)
         result = None
         for result in self._results(position, lambda: deadline):
