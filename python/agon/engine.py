@@ -517,20 +517,14 @@ class AsyncEngine:
         """See ``Engine.configure``."""
         await self._call(self.engine.configure, options)
 
-    async def analyse(
-        self,
-        position: _agon.Position,
-        limit: Limit,
-        multipv: Optional[int] = None,
-        timeout: Optional[float] = None,
-    ) -> Union[Info, List[Info]]:
-        """See ``Engine.analyse``."""
-        result: Union[Info, List[Info]] = await self._call(self.engine.analyse, position, limit, multipv, timeout)
+    async def analyse(self, *args: Any, **kwargs: Any) -> Union[Info, List[Info]]:
+        """``Engine.analyse``, with the same arguments."""
+        result: Union[Info, List[Info]] = await self._call(self.engine.analyse, *args, **kwargs)
         return result
 
-    async def play(self, position: _agon.Position, limit: Limit, timeout: Optional[float] = None) -> PlayResult:
-        """See ``Engine.play``."""
-        result: PlayResult = await self._call(self.engine.play, position, limit, timeout)
+    async def play(self, *args: Any, **kwargs: Any) -> PlayResult:
+        """``Engine.play``, with the same arguments."""
+        result: PlayResult = await self._call(self.engine.play, *args, **kwargs)
         return result
 
     async def quit(self) -> None:
