@@ -91,7 +91,7 @@ impl Outcome {
 /// A position of a game and the moves that led to it from its root, which
 /// the repetition rule needs. `Position()` is the start position,
 /// `Position(fen)` any other.
-#[pyclass(name = "Position", module = "agon", from_py_object)]
+#[pyclass(name = "Position", module = "agon")]
 #[derive(Clone)]
 struct PyPosition {
     /// The root and every position after it; the last is the current one.

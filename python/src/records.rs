@@ -59,11 +59,15 @@ fn value_error(path: &std::path::Path, what: impl std::fmt::Display) -> PyErr {
 }
 
 /// Reads every game of an `agon match -jsonl` file or a PGN file (told apart
-/// by the first character: `{` starts a JSON line).
+/// by the first character: `{` starts a JSON line). An empty file, as a
+/// match writes before its first game ends, has no games.
 #[pyfunction]
 fn read_record_file(py: Python<'_>, path: PathBuf) -> PyResult<Vec<GameFields>> {
     let text = std::fs::read_to_string(&path)?;
     py.detach(|| {
+        if text.trim().is_empty() {
+            return Ok(Vec::new());
+        }
         if !text.trim_start().starts_with('{') {
             let games = read_games(&text).map_err(|e| value_error(&path, e))?;
             return Ok(games.into_iter().map(|game| fields(None, game)).collect());

@@ -122,6 +122,9 @@ def test_malformed_files_name_the_place(tmp_path):
     illegal.write_text('[Event "x"]\n\n1. f1f3 *\n')
     with pytest.raises(ValueError, match="move 1 'f1f3'"):
         agon.read_games(illegal)
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    assert agon.read_games(empty) == []
     with pytest.raises(FileNotFoundError):
         agon.read_games(tmp_path / "missing.pgn")
 
