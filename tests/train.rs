@@ -11,7 +11,6 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
 
 /// A small record file from a real datagen run.
 fn records(dir: &Path) -> String {
@@ -126,7 +125,6 @@ fn a_run_killed_mid_epoch_leaves_a_whole_network_and_resumes_to_the_same_losses(
             break;
         }
     }
-    std::thread::sleep(Duration::from_millis(20));
     child.kill().unwrap();
     child.wait().unwrap();
     running.store(false, Ordering::SeqCst);
@@ -144,7 +142,7 @@ fn a_run_killed_mid_epoch_leaves_a_whole_network_and_resumes_to_the_same_losses(
     assert!(resumed.contains("resuming after epoch "), "{resumed}");
     let resumed = epoch_losses(&resumed);
     let done_before = 8 - resumed.len();
-    assert!((3..=4).contains(&done_before), "{resumed:?}");
+    assert!(done_before >= 3, "{resumed:?}");
     assert_eq!(
         resumed,
         uninterrupted[done_before..],

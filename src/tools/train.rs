@@ -533,15 +533,28 @@ impl Checkpoint {
     }
 }
 
-/// What a checkpoint must have been made with to be resumed: the seed, the
-/// split, the batch size, the targets and the step sizes (the epoch count
-/// may grow, and the thread count only changes the rounding of sums).
-fn fingerprint(settings: &TrainSettings, train: usize, validation: usize) -> u64 {
+/// What a checkpoint must have been made with to be resumed: the samples
+/// in their split order, the seed, the batch size, the targets and the step
+/// sizes (the epoch count may grow, and the thread count only changes the
+/// rounding of sums).
+fn fingerprint(settings: &TrainSettings, train: &[Sample], validation: &[Sample]) -> u64 {
+    use std::hash::Hasher;
+    let mut samples = std::hash::DefaultHasher::new();
+    for sample in train.iter().chain(validation) {
+        for view in 0..2 {
+            for &input in sample.view(view) {
+                samples.write_u16(input);
+            }
+            samples.write_u8(sample.counts[view]);
+        }
+        samples.write_u32(sample.target.to_bits());
+    }
     part_seed(
         settings.seed,
         &[
-            train as u64,
-            validation as u64,
+            samples.finish(),
+            train.len() as u64,
+            validation.len() as u64,
             settings.batch_size as u64,
             u64::from(settings.result_weight.to_bits()),
             settings.validation_share.to_bits(),
@@ -571,7 +584,7 @@ pub fn fit(
 ) -> Result<(FloatNetwork, Vec<EpochLoss>), TrainError> {
     let threads = settings.threads.max(1);
     let checkpoint_path = settings.checkpoint_path();
-    let fingerprint = fingerprint(settings, train.len(), validation.len());
+    let fingerprint = fingerprint(settings, train, validation);
     let write = |out: &mut dyn Write, line: String| {
         writeln!(out, "{line}")
             .and_then(|()| out.flush())

@@ -344,9 +344,9 @@ impl Network {
                 hidden: HIDDEN as u32,
             });
         }
-        let within = |what, limit, values: &mut dyn Iterator<Item = i32>| {
+        let within = |what, limit: i32, values: &mut dyn Iterator<Item = i32>| {
             values.enumerate().try_for_each(|(index, value)| {
-                if value.abs() <= limit {
+                if (-limit..=limit).contains(&value) {
                     Ok(())
                 } else {
                     Err(NetworkError::OutOfRange {
@@ -532,6 +532,15 @@ mod tests {
         for (bytes, reason) in cases {
             let error = Network::from_bytes(bytes, "test").unwrap_err().to_string();
             assert!(error.contains(reason), "{error}");
+        }
+        for bias in [i32::MIN, -MAX_OUTPUT_BIAS - 1, MAX_OUTPUT_BIAS + 1] {
+            let mut beyond = good.clone();
+            let end = beyond.len();
+            beyond[end - 4..].copy_from_slice(&bias.to_le_bytes());
+            let error = Network::from_bytes(&beyond, "test")
+                .unwrap_err()
+                .to_string();
+            assert!(error.contains("output bias 0 is"), "{error}");
         }
     }
 
