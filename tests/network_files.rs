@@ -1,5 +1,5 @@
 //! Network files over a real protocol session: `EvalFile` refuses a device,
-//! random bytes, a truncated network and weights no trainer makes, at once
+//! a named pipe, random bytes, a truncated network and weights no trainer makes, at once
 //! and with the reason, and the engine keeps playing with the network it
 //! had; a legal but extreme network cannot make a static evaluation read
 //! as a win.
@@ -60,6 +60,14 @@ fn bad_network_files_are_refused_at_once_and_the_engine_plays_on() {
     set_i16(&mut beyond, 5, 2000);
     let beyond = file("beyond.nnue", &beyond);
 
+    let fifo = dir.join("fifo.nnue");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let fifo = fifo.to_str().unwrap().to_string();
+
     let mut engine = Agon::start(&[]);
     assert!(
         engine
@@ -70,6 +78,7 @@ fn bad_network_files_are_refused_at_once_and_the_engine_plays_on() {
     assert!(before.contains("good.nnue"), "{before}");
     for (path, reason) in [
         ("/dev/zero", "not a regular file"),
+        (fifo.as_str(), "not a regular file"),
         (random.as_str(), "bad magic"),
         (random_weights.as_str(), "beyond the limit"),
         (truncated.as_str(), "expected"),

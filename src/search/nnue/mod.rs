@@ -424,14 +424,16 @@ impl Network {
             path: path.to_path_buf(),
             reason: Box::new(reason),
         };
-        let file = std::fs::File::open(path).map_err(unreadable)?;
-        let metadata = file.metadata().map_err(unreadable)?;
+        // Looked at before it is opened: opening a named pipe would wait
+        // for a writer.
+        let metadata = std::fs::metadata(path).map_err(unreadable)?;
         if !metadata.is_file() {
             return Err(in_file(NetworkError::NotAFile));
         }
         if metadata.len() != FILE_SIZE as u64 {
             return Err(in_file(NetworkError::Size(metadata.len())));
         }
+        let file = std::fs::File::open(path).map_err(unreadable)?;
         // Read one byte more than a network, so that a file still growing
         // is caught as the wrong size rather than read without end.
         let mut bytes = Vec::with_capacity(FILE_SIZE + 1);
