@@ -109,7 +109,8 @@ enum Command {
         #[arg(long, num_args = 1.., conflicts_with = "output")]
         stats: Vec<std::path::PathBuf>,
         /// Make part K of N of the job: K/N, auto (a Slurm job array) or
-        /// auto/N (Slurm, a Kubernetes Indexed Job or AGON_SHARD_INDEX from 0).
+        /// auto/N (N shards; a Slurm task id 1..N, a Kubernetes Indexed Job
+        /// or AGON_SHARD_INDEX from 0).
         #[arg(long, value_parser = parse_shard)]
         shard: Option<agon::tools::shard::Shard>,
         /// Nodes searched per move.
