@@ -33,6 +33,9 @@ struct Running {
     answered: Arc<AtomicBool>,
     /// When `go` was read.
     asked_at: Instant,
+    /// How long the controller had waited for a processor when it began
+    /// waiting for the `go` line (for the debug log).
+    waited_at_go: Option<Duration>,
     /// When the controller answers for the search thread, if that thread
     /// has not answered by then (it may be waiting for a processor).
     deadline: Option<Instant>,
@@ -63,6 +66,9 @@ pub(crate) struct Session {
     events: Sender<Event>,
     /// Set by `quit`: searches started from now on stop at once.
     quitting: bool,
+    /// How long this thread had waited for a processor when it began
+    /// waiting for the event it handles (for the debug log).
+    waited_at_event: Option<Duration>,
 }
 
 impl Session {
@@ -85,6 +91,7 @@ impl Session {
             output,
             events,
             quitting: false,
+            waited_at_event: None,
         }
     }
 
@@ -92,13 +99,13 @@ impl Session {
     /// turns into `quit`), then stops and waits for any search.
     pub(crate) fn serve(mut self, events: &Receiver<Event>, gate: &Gate) {
         loop {
+            self.waited_at_event = processor_wait();
             let event = match self.deadline() {
                 Some(deadline) => {
-                    let waited_before = processor_wait();
                     match events.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
                         Ok(event) => event,
                         Err(RecvTimeoutError::Timeout) => {
-                            self.answer_at_deadline(waited_before);
+                            self.answer_at_deadline();
                             continue;
                         }
                         Err(RecvTimeoutError::Disconnected) => break,
@@ -174,7 +181,7 @@ impl Session {
     /// Stops a search that missed its deadline and answers with the move it
     /// would play now; the search thread, when it gets to it, finds the
     /// answer given and writes nothing more.
-    fn answer_at_deadline(&mut self, waited_before: Option<Duration>) {
+    fn answer_at_deadline(&mut self) {
         let Some(running) = &mut self.running else {
             return;
         };
@@ -189,7 +196,7 @@ impl Session {
             log::debug!(
                 "bestmove {:.1} ms after go was read, by the controller (the search missed its deadline){}",
                 millis(running.asked_at.elapsed()),
-                waited_since(waited_before)
+                describe_wait(wait_since(running.waited_at_go))
             );
         }
     }
@@ -383,6 +390,7 @@ impl Session {
             .or(legal_moves(position).iter().next())
             .copied();
         let answered = Arc::new(AtomicBool::new(false));
+        let handed_over = wait_since(self.waited_at_event);
         let thread = {
             let answered = Arc::clone(&answered);
             let game = self.game.clone();
@@ -390,7 +398,7 @@ impl Session {
             let output = self.output.clone();
             let events = self.events.clone();
             thread::Builder::new().name("search".into()).spawn(move || {
-                let player = search_and_report(
+                let (player, answered_after) = search_and_report(
                     player,
                     &game,
                     &limits,
@@ -399,6 +407,15 @@ impl Session {
                     with_ponder,
                     &answered,
                 );
+                if let Some(after) = answered_after {
+                    // This thread is new: all its waiting was for this search.
+                    let waited = processor_wait().and_then(|own| Some(own + handed_over?));
+                    log::debug!(
+                        "bestmove {:.1} ms after go was read, by the search thread{}",
+                        millis(after),
+                        describe_wait(waited)
+                    );
+                }
                 // The controller may be gone already when quitting.
                 let _ = events.send(Event::SearchDone);
                 player
@@ -410,6 +427,7 @@ impl Session {
                     control,
                     answered,
                     asked_at: read_at,
+                    waited_at_go: self.waited_at_event,
                     deadline,
                     fallback,
                     with_ponder,
@@ -458,8 +476,9 @@ impl Session {
 }
 
 /// The body of the search thread: think, hold the answer while `go
-/// infinite` or pondering asks for it, write exactly one `bestmove`, and
-/// give the player back.
+/// infinite` or pondering asks for it, write the `bestmove` unless the
+/// controller has, and give the player back, with the time from reading
+/// `go` to the answer if this thread gave it.
 fn search_and_report(
     mut player: Box<dyn Player>,
     game: &Game,
@@ -468,8 +487,7 @@ fn search_and_report(
     output: &Output,
     with_ponder: bool,
     answered: &AtomicBool,
-) -> Box<dyn Player> {
-    let waited_before = processor_wait();
+) -> (Box<dyn Player>, Option<Duration>) {
     let thought = catch_unwind(AssertUnwindSafe(|| {
         player.think(game, limits, control, &mut |report| {
             output.before_answer(answered, &info_line(report));
@@ -488,16 +506,11 @@ fn search_and_report(
             ]
         }
     };
-    if output.answer_once(answered, answer)
-        && let Some(started) = limits.started
-    {
-        log::debug!(
-            "bestmove {:.1} ms after go was read, by the search thread{}",
-            millis(started.elapsed()),
-            waited_since(waited_before)
-        );
-    }
-    player
+    let answered_after = output
+        .answer_once(answered, answer)
+        .then(|| limits.started.map(|started| started.elapsed()))
+        .flatten();
+    (player, answered_after)
 }
 
 /// How long this thread has waited for a processor while it could run, for
@@ -512,14 +525,18 @@ fn processor_wait() -> Option<Duration> {
     Some(Duration::from_nanos(nanos))
 }
 
-fn waited_since(before: Option<Duration>) -> String {
-    match (before, processor_wait()) {
-        (Some(before), Some(now)) => format!(
+/// This thread's wait for a processor since it had waited `before`.
+fn wait_since(before: Option<Duration>) -> Option<Duration> {
+    Some(processor_wait()?.saturating_sub(before?))
+}
+
+fn describe_wait(waited: Option<Duration>) -> String {
+    waited.map_or_else(String::new, |waited| {
+        format!(
             ", which waited {:.1} ms for a processor meanwhile",
-            millis(now.saturating_sub(before))
-        ),
-        _ => String::new(),
-    }
+            millis(waited)
+        )
+    })
 }
 
 fn millis(duration: Duration) -> f64 {
