@@ -9,11 +9,22 @@ use std::io::{self, BufRead, ErrorKind};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Sender;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Instant;
+
+/// One input line as the controller sees it.
+#[derive(Clone, Debug)]
+pub(crate) struct Line {
+    /// The command, or the text of its error.
+    pub command: Result<Command, String>,
+    /// When the reader read it: a `go`'s time runs from here, since the
+    /// one who sent it started the clock when writing it.
+    pub read_at: Instant,
+}
 
 /// What the controller receives, in order.
 pub(crate) enum Event {
-    /// A line from the reader: a command, or the text of its error.
-    Line(Result<Command, String>),
+    /// A line from the reader.
+    Line(Line),
     /// The search thread has written its `bestmove` and is ending.
     SearchDone,
 }
@@ -46,7 +57,7 @@ impl Gate {
     /// `ponderhit` too, when every line sent earlier has been handled (an
     /// earlier `go` may not have started its search yet). Sends everything
     /// else to the controller.
-    fn route(&self, command: Command, output: &Output, events: &Sender<Event>) {
+    fn route(&self, command: Command, read_at: Instant, output: &Output, events: &Sender<Event>) {
         let mut state = self.lock();
         if let Some((search, answered)) = &state.search
             && !answered.load(Ordering::SeqCst)
@@ -63,15 +74,26 @@ impl Gate {
                 _ => {}
             }
         }
-        Self::send(&mut state, Ok(command), events);
+        Self::send(
+            &mut state,
+            Line {
+                command: Ok(command),
+                read_at,
+            },
+            events,
+        );
     }
 
     /// Sends an error line to the controller, which reports it in turn.
-    fn refuse(&self, message: String, events: &Sender<Event>) {
-        Self::send(&mut self.lock(), Err(message), events);
+    fn refuse(&self, message: String, read_at: Instant, events: &Sender<Event>) {
+        let line = Line {
+            command: Err(message),
+            read_at,
+        };
+        Self::send(&mut self.lock(), line, events);
     }
 
-    fn send(state: &mut GateState, line: Result<Command, String>, events: &Sender<Event>) {
+    fn send(state: &mut GateState, line: Line, events: &Sender<Event>) {
         // The count is raised under the lock, before the controller can see
         // the line, so the controller's decrement never comes first.
         state.backlog += 1;
@@ -187,15 +209,16 @@ pub(crate) fn read_commands(
                 break;
             }
         };
+        let read_at = Instant::now();
         match interpret(&line, read) {
             Ok(None) => {}
             Ok(Some(Command::Quit)) => break,
-            Ok(Some(command)) => gate.route(command, output, events),
-            Err(message) => gate.refuse(message, events),
+            Ok(Some(command)) => gate.route(command, read_at, output, events),
+            Err(message) => gate.refuse(message, read_at, events),
         }
     }
     gate.stop_search();
-    gate.route(Command::Quit, output, events);
+    gate.route(Command::Quit, Instant::now(), output, events);
 }
 
 #[cfg(test)]

@@ -3,7 +3,8 @@
 
 use std::fmt::Display;
 use std::io::Write;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 /// A cloneable handle on the protocol's output stream.
 #[derive(Clone)]
@@ -27,9 +28,43 @@ impl Output {
     /// Writes several lines as one block (no other thread's line can come
     /// between them) and flushes once.
     pub(crate) fn lines<S: AsRef<str>>(&self, lines: impl IntoIterator<Item = S>) {
+        Self::write(&mut self.lock(), lines);
+    }
+
+    /// Writes `lines`, ending with a `bestmove`, unless the search that
+    /// `answered` belongs to has been answered already: one thread claims
+    /// the answer and the other's comes too late. Returns whether these
+    /// lines were the answer.
+    pub(crate) fn answer_once<S: AsRef<str>>(
+        &self,
+        answered: &AtomicBool,
+        lines: impl IntoIterator<Item = S>,
+    ) -> bool {
+        let mut sink = self.lock();
+        // Claimed under the lock, so that no line of the search can follow
+        // its answer (see `before_answer`).
+        let first = !answered.swap(true, Ordering::SeqCst);
+        if first {
+            Self::write(&mut sink, lines);
+        }
+        first
+    }
+
+    /// Writes a line about a search unless the search has been answered.
+    pub(crate) fn before_answer(&self, answered: &AtomicBool, text: &str) {
+        let mut sink = self.lock();
+        if !answered.load(Ordering::SeqCst) {
+            Self::write(&mut sink, [text]);
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Box<dyn Write + Send>> {
         // A poisoned lock only means another thread panicked mid-write; the
         // stream itself is still usable.
-        let mut sink = self.sink.lock().unwrap_or_else(PoisonError::into_inner);
+        self.sink.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn write<S: AsRef<str>>(sink: &mut Box<dyn Write + Send>, lines: impl IntoIterator<Item = S>) {
         let written = lines
             .into_iter()
             .try_for_each(|line| writeln!(sink, "{}", line.as_ref()))

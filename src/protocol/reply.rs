@@ -4,9 +4,9 @@
 
 use super::command::{GoParams, QueryKind};
 use crate::rules::{Color, GameResult, Move, Termination};
-use crate::search::{Bound, Clock, SearchLimits, SearchOutcome, SearchReport};
+use crate::search::{Bound, Clock, SearchLimits, SearchReport};
 use std::fmt::Write;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The `info depth ... pv ...` line of one search report.
 pub(crate) fn info_line(report: &SearchReport) -> String {
@@ -37,8 +37,8 @@ pub(crate) fn info_line(report: &SearchReport) -> String {
 
 /// The `bestmove <m> [ponder <m>]` line, `bestmove (none)` without a move;
 /// the expected reply is named only when the `Ponder` option is on.
-pub(crate) fn bestmove_line(outcome: &SearchOutcome, with_ponder: bool) -> String {
-    match (outcome.best, outcome.ponder) {
+pub(crate) fn bestmove_line(best: Option<Move>, ponder: Option<Move>, with_ponder: bool) -> String {
+    match (best, ponder) {
         (None, _) => "bestmove (none)".to_string(),
         (Some(best), Some(ponder)) if with_ponder => format!("bestmove {best} ponder {ponder}"),
         (Some(best), _) => format!("bestmove {best}"),
@@ -92,6 +92,7 @@ pub(crate) fn search_limits(
     params: &GoParams,
     side_to_move: Color,
     searchmoves: Vec<Move>,
+    started: Instant,
 ) -> SearchLimits {
     let (time, increment) = match side_to_move {
         Color::White => (params.wtime, params.winc),
@@ -109,6 +110,7 @@ pub(crate) fn search_limits(
         mate: params.mate,
         infinite: params.infinite,
         searchmoves,
+        started: Some(started),
     }
 }
 
@@ -156,19 +158,14 @@ mod tests {
 
     #[test]
     fn bestmove_lines() {
-        let mut outcome = SearchOutcome {
-            best: None,
-            ponder: Some(mv("f1f2")),
-            score: Score::Centi(0),
-            depth: 0,
-            nodes: 0,
-        };
-        assert_eq!(bestmove_line(&outcome, true), "bestmove (none)");
-        outcome.best = Some(mv("b1c2"));
-        assert_eq!(bestmove_line(&outcome, true), "bestmove b1c2 ponder f1f2");
-        assert_eq!(bestmove_line(&outcome, false), "bestmove b1c2");
-        outcome.ponder = None;
-        assert_eq!(bestmove_line(&outcome, true), "bestmove b1c2");
+        let (best, ponder) = (Some(mv("b1c2")), Some(mv("f1f2")));
+        assert_eq!(bestmove_line(None, ponder, true), "bestmove (none)");
+        assert_eq!(
+            bestmove_line(best, ponder, true),
+            "bestmove b1c2 ponder f1f2"
+        );
+        assert_eq!(bestmove_line(best, ponder, false), "bestmove b1c2");
+        assert_eq!(bestmove_line(best, None, true), "bestmove b1c2");
     }
 
     #[test]
@@ -239,13 +236,13 @@ mod tests {
             depth: Some(7),
             ..GoParams::default()
         };
-        let white = search_limits(&params, Color::White, Vec::new());
+        let white = search_limits(&params, Color::White, Vec::new(), Instant::now());
         let clock = white.clock.unwrap();
         assert_eq!(clock.time, Duration::from_secs(60));
         assert_eq!(clock.increment, Duration::from_secs(1));
         assert_eq!(clock.moves_to_go, Some(20));
         assert_eq!(white.depth, Some(7));
-        let black = search_limits(&params, Color::Black, vec![mv("f11f10")]);
+        let black = search_limits(&params, Color::Black, vec![mv("f11f10")], Instant::now());
         let clock = black.clock.unwrap();
         assert_eq!(clock.time, Duration::from_secs(30));
         assert_eq!(clock.increment, Duration::ZERO);
@@ -256,7 +253,7 @@ mod tests {
             infinite: true,
             ..GoParams::default()
         };
-        let limits = search_limits(&only_white, Color::Black, Vec::new());
+        let limits = search_limits(&only_white, Color::Black, Vec::new(), Instant::now());
         assert!(limits.clock.is_none());
         assert_eq!(limits.movetime, Some(Duration::from_millis(300)));
         assert!(limits.infinite);

@@ -3,7 +3,7 @@
 
 use super::command::quote;
 use super::command::{Command, GoParams};
-use super::input::{Event, Gate};
+use super::input::{Event, Gate, Line};
 use super::options::{self, Effect, Settings};
 use super::output::Output;
 use super::player::Player;
@@ -15,22 +15,42 @@ use crate::rules::{
 };
 use crate::search::eval::describe;
 use crate::search::nnue::describe as describe_network;
+use crate::search::time::budget;
 use crate::search::{SearchControl, SearchLimits};
 use std::collections::VecDeque;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{Receiver, Sender};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant};
 
 /// A search thread and its flags. The thread hands the player back.
 struct Running {
     control: SearchControl,
-    /// Set by the search thread just before it writes `bestmove`: from then
-    /// on the search is over for the protocol, and joining it is quick.
+    /// Set by whoever writes the `bestmove`: from then on the search is
+    /// over for the protocol.
     answered: Arc<AtomicBool>,
+    /// When `go` was read.
+    asked_at: Instant,
+    /// How long the controller had waited for a processor when it began
+    /// waiting for the `go` line (for the debug log).
+    waited_at_go: Option<Duration>,
+    /// When the controller answers for the search thread, if that thread
+    /// has not answered by then (it may be waiting for a processor).
+    deadline: Option<Instant>,
+    /// The move to play at the deadline if the search has not chosen one.
+    fallback: Option<Move>,
+    with_ponder: bool,
     thread: JoinHandle<Box<dyn Player>>,
 }
+
+/// How long after its hard time limit a search may take to answer before
+/// the controller answers for it. The search thread answers within a
+/// millisecond of its limit when it has a processor; a thread that has used
+/// its share of a busy machine may wait for one much longer, while the
+/// controller, asleep until then, gets one at once.
+const ANSWER_GRACE: Duration = Duration::from_millis(3);
 
 /// The controller's state.
 pub(crate) struct Session {
@@ -41,11 +61,14 @@ pub(crate) struct Session {
     player: Option<Box<dyn Player>>,
     running: Option<Running>,
     /// Lines that must wait for the running search to end, in order.
-    deferred: VecDeque<Result<Command, String>>,
+    deferred: VecDeque<Line>,
     output: Output,
     events: Sender<Event>,
     /// Set by `quit`: searches started from now on stop at once.
     quitting: bool,
+    /// How long this thread had waited for a processor when it began
+    /// waiting for the event it handles (for the debug log).
+    waited_at_event: Option<Duration>,
 }
 
 impl Session {
@@ -68,16 +91,37 @@ impl Session {
             output,
             events,
             quitting: false,
+            waited_at_event: None,
         }
     }
 
     /// Handles events until `quit` (or the end of input, which the reader
     /// turns into `quit`), then stops and waits for any search.
     pub(crate) fn serve(mut self, events: &Receiver<Event>, gate: &Gate) {
-        while let Ok(event) = events.recv() {
+        loop {
+            self.waited_at_event = processor_wait();
+            let event = match self.deadline() {
+                Some(deadline) => {
+                    match events.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+                        Ok(event) => event,
+                        Err(RecvTimeoutError::Timeout) => {
+                            self.answer_at_deadline();
+                            continue;
+                        }
+                        Err(RecvTimeoutError::Disconnected) => break,
+                    }
+                }
+                None => match events.recv() {
+                    Ok(event) => event,
+                    Err(_) => break,
+                },
+            };
             let from_reader = matches!(event, Event::Line(_));
             match event {
-                Event::Line(Ok(Command::Quit)) => break,
+                Event::Line(Line {
+                    command: Ok(Command::Quit),
+                    ..
+                }) => break,
                 Event::Line(line) => self.dispatch(line),
                 // Possibly about a search already reaped by `dispatch`.
                 Event::SearchDone => self.reap_answered(),
@@ -98,7 +142,7 @@ impl Session {
     }
 
     /// Runs a line now, or keeps it for when the search ends.
-    fn dispatch(&mut self, line: Result<Command, String>) {
+    fn dispatch(&mut self, line: Line) {
         // A search that has answered is over, even if its thread has not
         // said so yet: a `go` and `stop` sent right after its `bestmove`
         // belong to the next search.
@@ -106,7 +150,7 @@ impl Session {
         // Nothing is deferred without a running search: `search_ended`
         // drains the queue.
         if self.running.is_some() {
-            match line {
+            match line.command {
                 // Only asks whether the engine is alive, which it is.
                 Ok(Command::IsReady) => self.output.line("readyok"),
                 // These act on the running search at once. With lines
@@ -124,6 +168,37 @@ impl Session {
             return;
         }
         self.execute(line);
+    }
+
+    /// The deadline of a running search that has not answered yet.
+    fn deadline(&self) -> Option<Instant> {
+        self.running
+            .as_ref()
+            .filter(|running| !running.answered.load(Ordering::SeqCst))
+            .and_then(|running| running.deadline)
+    }
+
+    /// Stops a search that missed its deadline and answers with the move it
+    /// would play now; the search thread, when it gets to it, finds the
+    /// answer given and writes nothing more.
+    fn answer_at_deadline(&mut self) {
+        let Some(running) = &mut self.running else {
+            return;
+        };
+        running.deadline = None;
+        running.control.stop.store(true, Ordering::SeqCst);
+        let (best, ponder) = match running.control.best_so_far() {
+            Some((best, ponder)) => (Some(best), ponder),
+            None => (running.fallback, None),
+        };
+        let line = bestmove_line(best, ponder, running.with_ponder);
+        if self.output.answer_once(&running.answered, [line]) {
+            log::debug!(
+                "bestmove {:.1} ms after go was read, by the controller (the search missed its deadline){}",
+                millis(running.asked_at.elapsed()),
+                describe_wait(wait_since(running.waited_at_go))
+            );
+        }
     }
 
     fn reap_answered(&mut self) {
@@ -152,8 +227,8 @@ impl Session {
         }
     }
 
-    fn execute(&mut self, line: Result<Command, String>) {
-        let command = match line {
+    fn execute(&mut self, line: Line) {
+        let command = match line.command {
             Ok(command) => command,
             Err(message) => return self.output.error(message),
         };
@@ -167,7 +242,7 @@ impl Session {
                 self.game = Game::new(self.start);
             }
             Command::Position { fen, moves } => self.set_position(fen.as_deref(), &moves),
-            Command::Go(params) => self.go(&params),
+            Command::Go(params) => self.go(&params, line.read_at),
             Command::Stop => {
                 if let Some(running) = &self.running {
                     running.control.stop.store(true, Ordering::SeqCst);
@@ -268,7 +343,8 @@ impl Session {
         self.game = game;
     }
 
-    fn go(&mut self, params: &GoParams) {
+    /// Starts a search whose time runs from `read_at`.
+    fn go(&mut self, params: &GoParams, read_at: Instant) {
         if let Some(depth) = params.perft {
             return self.perft(depth);
         }
@@ -289,7 +365,7 @@ impl Session {
             Ok(moves) => moves,
             Err(e) => return self.output.error(format_args!("searchmoves: {e}")),
         };
-        let limits = search_limits(params, position.side_to_move(), searchmoves);
+        let limits = search_limits(params, position.side_to_move(), searchmoves, read_at);
         let Some(player) = self.player.take() else {
             return self
                 .output
@@ -299,7 +375,22 @@ impl Session {
         control.pondering.store(params.ponder, Ordering::SeqCst);
         control.stop.store(self.quitting, Ordering::SeqCst);
         let with_ponder = self.settings.ponder;
+        // Not while pondering or under `infinite`: then the answer waits
+        // for the caller.
+        let deadline = if params.ponder || limits.infinite {
+            None
+        } else {
+            let overhead = Duration::from_millis(self.settings.engine.move_overhead_ms);
+            budget(&limits, overhead)
+                .and_then(|budget| read_at.checked_add(budget.hard.saturating_add(ANSWER_GRACE)))
+        };
+        let fallback = limits
+            .searchmoves
+            .first()
+            .or(legal_moves(position).iter().next())
+            .copied();
         let answered = Arc::new(AtomicBool::new(false));
+        let handed_over = wait_since(self.waited_at_event);
         let thread = {
             let answered = Arc::clone(&answered);
             let game = self.game.clone();
@@ -307,7 +398,7 @@ impl Session {
             let output = self.output.clone();
             let events = self.events.clone();
             thread::Builder::new().name("search".into()).spawn(move || {
-                let player = search_and_report(
+                let (player, answered_after) = search_and_report(
                     player,
                     &game,
                     &limits,
@@ -316,6 +407,15 @@ impl Session {
                     with_ponder,
                     &answered,
                 );
+                if let Some(after) = answered_after {
+                    // This thread is new: all its waiting was for this search.
+                    let waited = processor_wait().and_then(|own| Some(own + handed_over?));
+                    log::debug!(
+                        "bestmove {:.1} ms after go was read, by the search thread{}",
+                        millis(after),
+                        describe_wait(waited)
+                    );
+                }
                 // The controller may be gone already when quitting.
                 let _ = events.send(Event::SearchDone);
                 player
@@ -326,6 +426,11 @@ impl Session {
                 self.running = Some(Running {
                     control,
                     answered,
+                    asked_at: read_at,
+                    waited_at_go: self.waited_at_event,
+                    deadline,
+                    fallback,
+                    with_ponder,
                     thread,
                 });
             }
@@ -371,8 +476,9 @@ impl Session {
 }
 
 /// The body of the search thread: think, hold the answer while `go
-/// infinite` or pondering asks for it, write exactly one `bestmove`, and
-/// give the player back.
+/// infinite` or pondering asks for it, write the `bestmove` unless the
+/// controller has, and give the player back, with the time from reading
+/// `go` to the answer if this thread gave it.
 fn search_and_report(
     mut player: Box<dyn Player>,
     game: &Game,
@@ -381,25 +487,58 @@ fn search_and_report(
     output: &Output,
     with_ponder: bool,
     answered: &AtomicBool,
-) -> Box<dyn Player> {
+) -> (Box<dyn Player>, Option<Duration>) {
     let thought = catch_unwind(AssertUnwindSafe(|| {
         player.think(game, limits, control, &mut |report| {
-            output.line(&info_line(report));
+            output.before_answer(answered, &info_line(report));
         })
     }));
     // Also for a player that answers at once, and after a failure.
     control.hold_answer(limits);
-    answered.store(true, Ordering::SeqCst);
-    match thought {
-        Ok(outcome) => output.line(&bestmove_line(&outcome, with_ponder)),
+    let answer = match thought {
+        Ok(outcome) => vec![bestmove_line(outcome.best, outcome.ponder, with_ponder)],
         Err(_) => {
             // Still one bestmove per go, so that a GUI is never left waiting.
             let fallback = legal_moves(game.position()).iter().next().copied();
-            output.lines([
+            vec![
                 "info string error: internal search failure".to_string(),
-                fallback.map_or_else(|| "bestmove (none)".into(), |mv| format!("bestmove {mv}")),
-            ]);
+                bestmove_line(fallback, None, false),
+            ]
         }
+    };
+    let answered_after = output
+        .answer_once(answered, answer)
+        .then(|| limits.started.map(|started| started.elapsed()))
+        .flatten();
+    (player, answered_after)
+}
+
+/// How long this thread has waited for a processor while it could run, for
+/// the debug log (which shows whether a late answer was the machine's
+/// doing): Linux's scheduler statistics, read only when that log is on.
+fn processor_wait() -> Option<Duration> {
+    if !log::log_enabled!(log::Level::Debug) {
+        return None;
     }
-    player
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    let nanos = text.split_whitespace().nth(1)?.parse().ok()?;
+    Some(Duration::from_nanos(nanos))
+}
+
+/// This thread's wait for a processor since it had waited `before`.
+fn wait_since(before: Option<Duration>) -> Option<Duration> {
+    Some(processor_wait()?.saturating_sub(before?))
+}
+
+fn describe_wait(waited: Option<Duration>) -> String {
+    waited.map_or_else(String::new, |waited| {
+        format!(
+            ", which waited {:.1} ms for a processor meanwhile",
+            millis(waited)
+        )
+    })
+}
+
+fn millis(duration: Duration) -> f64 {
+    duration.as_secs_f64() * 1e3
 }

@@ -15,9 +15,9 @@ pub(crate) mod tt;
 
 use crate::rules::{Game, Move};
 use ordering::History;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 use tt::TranspositionTable;
 
 /// A score from the side to move's point of view.
@@ -79,6 +79,9 @@ pub(crate) struct SearchLimits {
     pub infinite: bool,
     /// Restrict the root to these moves (empty = all).
     pub searchmoves: Vec<Move>,
+    /// When the move's time began (the caller's clock started when it sent
+    /// `go`); the start of the search when absent.
+    pub started: Option<Instant>,
 }
 
 impl SearchLimits {
@@ -132,6 +135,9 @@ pub(crate) struct SearchOutcome {
     pub nodes: u64,
 }
 
+/// A move to play, with the reply the search expects to it.
+pub(crate) type BestMove = (Move, Option<Move>);
+
 /// Flags shared between the protocol front end and a running search.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct SearchControl {
@@ -139,6 +145,10 @@ pub(crate) struct SearchControl {
     pub stop: Arc<AtomicBool>,
     /// Set while pondering: no time limit applies until it is cleared.
     pub pondering: Arc<AtomicBool>,
+    /// The move the search would play now, with the reply it expects,
+    /// updated after every iteration: at the deadline the caller can answer
+    /// with it even while the search thread waits for a processor.
+    pub best_so_far: Arc<Mutex<Option<BestMove>>>,
 }
 
 /// How often a finished search held back by `go infinite` or pondering
@@ -147,6 +157,22 @@ pub(crate) struct SearchControl {
 const HOLD_POLL: Duration = Duration::from_millis(1);
 
 impl SearchControl {
+    /// Records the move to play if the search ended now.
+    pub(crate) fn publish_best(&self, best: Move, ponder: Option<Move>) {
+        *self
+            .best_so_far
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Some((best, ponder));
+    }
+
+    /// The move recorded last, if any.
+    pub(crate) fn best_so_far(&self) -> Option<BestMove> {
+        *self
+            .best_so_far
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
     /// Waits while the caller must not see the answer yet: a search under
     /// `infinite` answers only after `stop`, one that ponders only after
     /// `stop` or `ponderhit`.

@@ -231,6 +231,9 @@ impl<'a, 'h> Worker<'a, 'h> {
     /// enforces every limit; returns the last completed iteration.
     pub fn run_main(&mut self, report: &mut dyn FnMut(&SearchReport)) -> MainResult {
         self.order_root();
+        if let Some(first) = self.root_moves.first() {
+            self.shared.control.publish_best(first.mv, None);
+        }
         let mut result = MainResult {
             lines: self.root_moves.clone(),
             depth: 0,
@@ -253,6 +256,10 @@ impl<'a, 'h> Worker<'a, 'h> {
                 depth,
             };
             self.publish_nodes();
+            let best = &self.root_moves[0];
+            self.shared
+                .control
+                .publish_best(best.mv, best.pv.get(1).copied());
             for (index, line) in self.root_moves.iter().take(lines).enumerate() {
                 report(&SearchReport {
                     depth,

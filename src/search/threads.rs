@@ -23,7 +23,9 @@ pub(crate) fn run(
     control: &SearchControl,
     report: &mut dyn FnMut(&SearchReport),
 ) -> SearchOutcome {
-    let started = Instant::now();
+    // The move's time runs from when it was asked for: what happened
+    // since (a thread starting, waiting for a processor) is spent already.
+    let started = limits.started.unwrap_or_else(Instant::now);
     let root = *game.position();
     let legal: Vec<_> = legal_moves(&root).iter().copied().collect();
     let restricted: Vec<_> = legal
@@ -54,6 +56,7 @@ pub(crate) fn run(
     let time = TimeManager::new(
         limits,
         Duration::from_millis(options.move_overhead_ms),
+        started,
         control.pondering.load(Ordering::Relaxed),
     );
     let Some((main_history, helper_histories)) = histories.split_first_mut() else {

@@ -21,8 +21,8 @@ pub struct Budget {
     pub hard: Duration,
 }
 
-/// The budget for `limits`, keeping `overhead` back from the clock; `None`
-/// when no time limit applies. A `movetime` is the time the caller wants
+/// The budget for `limits`, keeping `overhead` back from the clock and
+/// charging it on every move; `None` when no time limit applies. A `movetime` is the time the caller wants
 /// spent and is used in full, as Stockfish does: the overhead covers the
 /// delay of a clock that keeps running, which `movetime` does not have.
 pub fn budget(limits: &SearchLimits, overhead: Duration) -> Option<Budget> {
@@ -42,7 +42,13 @@ pub fn budget(limits: &SearchLimits, overhead: Duration) -> Option<Budget> {
             .moves_to_go
             .unwrap_or(DEFAULT_MOVES_TO_GO)
             .clamp(1, MAX_MOVES_TO_GO);
-        let optimum = available / moves_to_go + clock.increment * 3 / 4;
+        // The overhead is lost on every move, not once: a share that ignored
+        // it would run the clock down to the reserve whenever the delays
+        // exceed the increment (as on a busy machine) and lose on time at
+        // the next longer one. A tenth of the share is always kept, so that
+        // a short clock still gets a search.
+        let share = available / moves_to_go + clock.increment * 3 / 4;
+        let optimum = share.saturating_sub(overhead).max(share / 10);
         let cap = if moves_to_go == 1 {
             available
         } else {
@@ -71,11 +77,17 @@ pub struct TimeManager {
 }
 
 impl TimeManager {
-    /// Starts timing now (or, while pondering, once pondering ends).
-    pub fn new(limits: &SearchLimits, overhead: Duration, pondering: bool) -> TimeManager {
+    /// Times the move from `started` (or, while pondering, from when
+    /// pondering ends).
+    pub fn new(
+        limits: &SearchLimits,
+        overhead: Duration,
+        started: Instant,
+        pondering: bool,
+    ) -> TimeManager {
         TimeManager {
             budget: budget(limits, overhead),
-            started: Instant::now(),
+            started,
             pondering,
         }
     }
@@ -159,9 +171,21 @@ mod tests {
     #[test]
     fn a_clock_gives_a_share_of_the_time_and_most_of_the_increment() {
         let b = budget(&with_clock(60_030, 1000, None), ms(30)).unwrap();
-        // 60 s over 30 moves plus three quarters of the increment.
-        assert_eq!(b.hard, ms(4 * 2750));
-        assert_eq!(b.soft, ms(1650));
+        // 60 s over 30 moves plus three quarters of the increment, less the
+        // overhead of this move.
+        assert_eq!(b.hard, ms(4 * 2720));
+        assert_eq!(b.soft, ms(1632));
+    }
+
+    #[test]
+    fn the_overhead_is_charged_on_every_move() {
+        // 1 s + 10 ms: the share (970 / 30 + 7.5 ms) less 30 ms, so that the
+        // increment is not spent on the delays and the clock holds up.
+        let b = budget(&with_clock(1000, 10, None), ms(30)).unwrap();
+        assert_eq!(b.hard.as_micros(), 39_333);
+        // Where the overhead eats the whole share, a tenth of it is left.
+        let short = budget(&with_clock(400, 10, None), ms(30)).unwrap();
+        assert_eq!(short.hard.as_micros(), 7_933);
     }
 
     #[test]
@@ -190,7 +214,7 @@ mod tests {
             movetime: Some(ms(1)),
             ..SearchLimits::default()
         };
-        let mut manager = TimeManager::new(&limits, Duration::ZERO, true);
+        let mut manager = TimeManager::new(&limits, Duration::ZERO, Instant::now(), true);
         std::thread::sleep(ms(5));
         assert!(!manager.hard_expired());
         manager.ponder_hit();
