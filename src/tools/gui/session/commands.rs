@@ -103,6 +103,8 @@ pub enum Command {
         /// The move.
         node: usize,
     },
+    /// Review the line shown: every position searched, every move marked.
+    Review,
     /// Load a game read from PGN.
     OpenGame {
         /// Index into the games read last.
@@ -305,6 +307,7 @@ impl Session {
                 Ok(())
             }
             Command::SetEngine { role, engine } => self.choose_engine(role, engine),
+            Command::Review => self.start_review(),
             Command::Choose { node } => {
                 self.only_in_analysis()?;
                 self.record.choose(node)
