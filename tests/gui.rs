@@ -797,3 +797,63 @@ async fn a_game_review_finds_the_planted_blunder() {
     page.assert_no_errors().await;
     page.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs Chromium and ChromeDriver (Debian: chromium chromium-driver); contrib/test-everything.sh"]
+async fn a_click_on_an_engine_line_move_reaches_its_position_and_arrows_follow_the_lines() {
+    let _one = BROWSER.lock().await;
+    let (_gui, url) = start_gui(&[]);
+    let page = browser().await;
+    page.open(&url).await;
+    page.click("#free-analysis").await;
+    page.select("#multipv", "3").await;
+    page.click("#analyse-toggle").await;
+    page.wait_until("three lines of three moves", async || {
+        page.flag("const l = document.querySelectorAll('#pv-lines li'); return l.length === 3 && Array.from(l).every(li => li.dataset.pv.split(' ').length >= 3);")
+            .await
+    })
+    .await;
+    // One arrow per distinct first move, the best boldest.
+    let widths = page
+        .js("return Array.from(document.querySelectorAll('.arrow.best')).map(a => parseFloat(a.style.strokeWidth));")
+        .await;
+    let widths: Vec<f64> = widths
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|w| w.as_f64())
+        .collect();
+    assert!(widths.len() >= 2, "{widths:?}");
+    assert!(widths.windows(2).all(|w| w[0] > w[1]), "{widths:?}");
+    // The third move of the second line, once the search stops (the lines stay).
+    page.click("#analyse-toggle").await;
+    page.wait_until("stopped", async || {
+        page.text("#analyse-toggle").await == "Analyse"
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let line = page
+        .js("const li = document.querySelectorAll('#pv-lines li')[1]; return [li.dataset.fen, li.dataset.pv];")
+        .await;
+    let pv: Vec<String> = line[1]
+        .as_str()
+        .unwrap()
+        .split_whitespace()
+        .map(String::from)
+        .collect();
+    page.click("#pv-lines li:nth-child(2) .step[data-index=\"2\"]")
+        .await;
+    page.wait_until("the position after it", async || {
+        page.moves().await == pv[..3]
+    })
+    .await;
+    let game = replay(line[0].as_str().unwrap(), &pv[..3]);
+    page.wait_until("the board", async || {
+        page.js("return document.getElementById('board').dataset.fen;")
+            .await
+            == to_fen(game.position()).as_str()
+    })
+    .await;
+    page.assert_no_errors().await;
+    page.close().await;
+}

@@ -437,13 +437,29 @@ function renderAnalysis() {
     score.className = "score";
     score.textContent = formatScore(line.score);
     li.appendChild(score);
+    // Every move of the line can be clicked (free analysis) to reach the position after it.
     const pv = document.createElement("span");
     pv.className = "pv";
-    pv.textContent = line.pv.join(" ");
+    line.pv.forEach((mv, k) => {
+      if (k) pv.append(" ");
+      const step = document.createElement("span");
+      step.className = "step";
+      step.dataset.index = String(k);
+      step.textContent = mv;
+      step.addEventListener("mouseenter", () => showPreview(line.pv.slice(0, k + 1)));
+      pv.appendChild(step);
+    });
     li.appendChild(pv);
     li.addEventListener("mouseenter", () => showPreview(line.pv));
     li.addEventListener("mouseleave", () => { preview = null; renderBoard(); });
-    li.addEventListener("click", () => { preview = null; if (state.legal.includes(line.pv[0])) play(line.pv[0]); });
+    // On pointerdown: the lines are redrawn ten times a second while the engine searches.
+    li.addEventListener("pointerdown", (event) => {
+      preview = null;
+      const step = event.target.closest(".step");
+      const upTo = step ? parseInt(step.dataset.index, 10) + 1 : 1;
+      if (state.mode === "analysis") command({ cmd: "line", fen: current.fen, moves: line.pv.slice(0, upTo) });
+      else if (state.legal.includes(line.pv[0])) play(line.pv[0]);
+    });
     lines.appendChild(li);
   });
   $("evalfill").style.height = (scoreShare(best.score) * 100).toFixed(1) + "%";
