@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Every test, the ones that need system packages included: installs Debian's
-# Chromium and ChromeDriver (the browser tests of tests/gui.rs) when missing,
+# Chromium and ChromeDriver (the browser tests of tests/gui*.rs) when missing,
 # starts a single-node Slurm (tests/slurm.rs), then runs README's test
 # command with the ignored tests too. Run as root on Debian; CI calls it.
 set -euo pipefail

@@ -85,6 +85,17 @@ impl Drop for Chromium {
     }
 }
 
+/// The browser's turn (one at a time), a new `agon gui` with these
+/// arguments and a desktop browser with its page open; keep all three
+/// until the test ends.
+pub async fn gui_page(args: &[&str]) -> (tokio::sync::MutexGuard<'static, ()>, Process, Browser) {
+    let one = BROWSER.lock().await;
+    let (gui, url) = start_gui(args);
+    let page = browser().await;
+    page.open(&url).await;
+    (one, gui, page)
+}
+
 /// A headless browser with a desktop window.
 pub async fn browser() -> Browser {
     browser_sized(1280, 1000).await
