@@ -7,10 +7,8 @@
 mod browser;
 
 use agon::rules::{Game, GameResult, parse_fen, to_fen};
-use browser::{BROWSER, Browser, PATIENCE, browser, gui_page, start_gui};
+use browser::{BROWSER, Browser, PATIENCE, browser, gui_page, http_status, start_gui};
 use fantoccini::Locator;
-use std::io::{Read, Write};
-use std::net::TcpStream;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -490,24 +488,6 @@ async fn a_crashing_engine_is_reported_and_the_page_keeps_working() {
     replay(agon::rules::START_FEN, &page.moves().await);
     page.assert_no_errors().await;
     page.close().await;
-}
-
-/// A raw HTTP request; returns the status code.
-fn http_status(port: u16, path: &str, host: &str, token: Option<&str>) -> u16 {
-    let mut stream = TcpStream::connect(("127.0.0.1", port)).expect("the server listens");
-    let token_header = token.map_or(String::new(), |t| format!("x-agon-token: {t}\r\n"));
-    write!(
-        stream,
-        "GET {path} HTTP/1.1\r\nHost: {host}\r\n{token_header}Connection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut reply = String::new();
-    let _ = stream.read_to_string(&mut reply);
-    reply
-        .split_whitespace()
-        .nth(1)
-        .and_then(|code| code.parse().ok())
-        .unwrap_or(0)
 }
 
 #[test]

@@ -6,9 +6,7 @@
 mod browser;
 
 use agon::rules::{Game, parse_fen};
-use browser::{BROWSER, Browser, browser, browser_sized, gui_page, start_gui};
-use std::io::{Read, Write};
-use std::net::TcpStream;
+use browser::{BROWSER, Browser, browser, browser_sized, gui_page, http_status, start_gui};
 use std::time::{Duration, Instant};
 
 /// Every engine line shown starts from the position on the board, and its
@@ -416,23 +414,6 @@ async fn defect_9_a_late_bestmove_is_played_and_reported() {
     page.close().await;
 }
 
-/// A raw HTTP GET with this `Host` header and the token; returns the status.
-fn status_for_host(port: u16, host: &str, token: &str) -> u16 {
-    let mut stream = TcpStream::connect(("127.0.0.1", port)).expect("the server listens");
-    write!(
-        stream,
-        "GET /api/state HTTP/1.1\r\nHost: {host}\r\nx-agon-token: {token}\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut reply = String::new();
-    let _ = stream.read_to_string(&mut reply);
-    reply
-        .split_whitespace()
-        .nth(1)
-        .and_then(|code| code.parse().ok())
-        .unwrap_or(0)
-}
-
 #[test]
 fn defect_10_a_server_on_every_interface_prints_a_reachable_url() {
     let (_gui, url) = start_gui(&["--host", "0.0.0.0"]);
@@ -444,22 +425,45 @@ fn defect_10_a_server_on_every_interface_prints_a_reachable_url() {
     let port: u16 = port.parse().unwrap();
     let token = query.trim_start_matches("?token=");
     assert_eq!(
-        status_for_host(port, &format!("{address}:{port}"), token),
+        http_status(
+            port,
+            "/api/state",
+            &format!("{address}:{port}"),
+            Some(token)
+        ),
         200
     );
     assert_eq!(
-        status_for_host(port, &format!("192.0.2.44:{port}"), token),
+        http_status(
+            port,
+            "/api/state",
+            &format!("192.0.2.44:{port}"),
+            Some(token)
+        ),
         200
     );
     assert_eq!(
-        status_for_host(port, &format!("localhost:{port}"), token),
+        http_status(
+            port,
+            "/api/state",
+            &format!("localhost:{port}"),
+            Some(token)
+        ),
         200
     );
     assert_eq!(
-        status_for_host(port, &format!("evil.example:{port}"), token),
+        http_status(
+            port,
+            "/api/state",
+            &format!("evil.example:{port}"),
+            Some(token)
+        ),
         403
     );
-    assert_eq!(status_for_host(port, "192.0.2.44:1", token), 403);
+    assert_eq!(
+        http_status(port, "/api/state", "192.0.2.44:1", Some(token)),
+        403
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
