@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Every test, the ones that need system packages included: installs Debian's
-# Chromium and ChromeDriver (the browser tests of tests/gui.rs) when missing,
+# Chromium and ChromeDriver (the browser tests of tests/gui*.rs) when missing,
 # starts a single-node Slurm (tests/slurm.rs), then runs README's test
 # command with the ignored tests too, then builds the Python package into a
 # fresh virtual environment with pip and runs its pytest suite against the

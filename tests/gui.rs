@@ -1,350 +1,17 @@
 //! The browser GUI end to end: the real `agon gui` server, Debian's headless
-//! Chromium driven over WebDriver (chromedriver), a person's clicks and the
-//! page's `data-cell`/`data-piece` contract. Moves read back from the page
-//! are replayed through the rules core.
+//! Chromium (tests/common/browser.rs), a person's clicks and the page's
+//! `data-*` contract. Moves read back from the page are replayed through the
+//! rules core.
 
-use agon::rules::{Cell, Color, Game, GameResult, Kind, parse_fen, to_fen};
-use fantoccini::{Client, ClientBuilder, Locator};
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
+#[path = "common/browser.rs"]
+mod browser;
+
+use agon::rules::{Game, GameResult, parse_fen, to_fen};
+use browser::{BROWSER, Browser, PATIENCE, browser, gui_page, http_status, start_gui};
+use fantoccini::Locator;
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-
-/// One browser at a time: the machine has two cores.
-static BROWSER: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
-
-const CHROMIUM: &str = "/usr/bin/chromium";
-const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
-const PATIENCE: Duration = Duration::from_secs(30);
-
-/// A child process killed when dropped.
-struct Process(Child);
-
-impl Drop for Process {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// `agon gui --no-open` with extra arguments, and the URL it printed.
-fn start_gui(args: &[&str]) -> (Process, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_agon"))
-        .arg("gui")
-        .arg("--no-open")
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("agon gui starts");
-    let stdout = child.stdout.take().expect("piped stdout");
-    let mut line = String::new();
-    BufReader::new(stdout)
-        .read_line(&mut line)
-        .expect("agon gui prints its URL");
-    let url = line.trim().to_string();
-    assert!(
-        url.starts_with("http://127.0.0.1:") && url.contains("/?token="),
-        "{url}"
-    );
-    (Process(child), url)
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port")
-}
-
-struct Browser {
-    client: Client,
-    _chromium: Chromium,
-    _driver: Process,
-}
-
-/// The browser chromedriver started, found by its profile directory: ended
-/// when dropped, because a test that fails never reaches `close` and killing
-/// chromedriver alone leaves its browser running.
-struct Chromium {
-    profile: PathBuf,
-}
-
-impl Drop for Chromium {
-    fn drop(&mut self) {
-        let _ = Command::new("pkill")
-            .arg("-f")
-            .arg(format!("user-data-dir={}( |$)", self.profile.display()))
-            .status();
-        let _ = std::fs::remove_dir_all(&self.profile);
-    }
-}
-
-async fn browser() -> Browser {
-    let port = free_port();
-    let driver = Process(
-        Command::new(CHROMEDRIVER)
-            .arg(format!("--port={port}"))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("chromedriver runs (apt-get install chromium chromium-driver)"),
-    );
-    let deadline = Instant::now() + PATIENCE;
-    while TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "chromedriver did not listen");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let profile =
-        std::env::temp_dir().join(format!("agon-gui-profile-{}-{port}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&profile);
-    let args = [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--disable-dev-shm-usage",
-        "--window-size=1280,1000",
-        &format!("--user-data-dir={}", profile.display()),
-    ];
-    let mut capabilities = serde_json::Map::new();
-    capabilities.insert(
-        "goog:chromeOptions".into(),
-        serde_json::json!({ "binary": CHROMIUM, "args": args }),
-    );
-    capabilities.insert(
-        "goog:loggingPrefs".into(),
-        serde_json::json!({ "browser": "ALL" }),
-    );
-    let client = ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
-        .capabilities(capabilities)
-        .connect(&format!("http://127.0.0.1:{port}"))
-        .await
-        .expect("a browser session");
-    Browser {
-        client,
-        _driver: driver,
-        _chromium: Chromium { profile },
-    }
-}
-
-impl Browser {
-    async fn open(&self, url: &str) {
-        self.client.goto(url).await.expect("page opens");
-        self.wait_until("the board", async || self.cells().await.len() == 91)
-            .await;
-        self.wait_until("the first state", async || {
-            self.piece("f1").await == "Q"
-                || !self
-                    .js("return state === null")
-                    .await
-                    .as_bool()
-                    .unwrap_or(true)
-        })
-        .await;
-    }
-
-    async fn js(&self, script: &str) -> serde_json::Value {
-        self.client
-            .execute(script, Vec::new())
-            .await
-            .unwrap_or_else(|e| panic!("{script}: {e}"))
-    }
-
-    async fn cells(&self) -> Vec<fantoccini::elements::Element> {
-        self.client
-            .find_all(Locator::Css("[data-cell]"))
-            .await
-            .unwrap_or_default()
-    }
-
-    async fn cell(&self, name: &str) -> fantoccini::elements::Element {
-        self.client
-            .find(Locator::Css(&format!("[data-cell=\"{name}\"]")))
-            .await
-            .unwrap_or_else(|e| panic!("cell {name}: {e}"))
-    }
-
-    async fn piece(&self, name: &str) -> String {
-        self.cell(name)
-            .await
-            .attr("data-piece")
-            .await
-            .ok()
-            .flatten()
-            .unwrap_or_default()
-    }
-
-    async fn classes(&self, name: &str) -> String {
-        self.cell(name)
-            .await
-            .attr("class")
-            .await
-            .ok()
-            .flatten()
-            .unwrap_or_default()
-    }
-
-    async fn click(&self, selector: &str) {
-        self.client
-            .find(Locator::Css(selector))
-            .await
-            .unwrap_or_else(|e| panic!("{selector}: {e}"))
-            .click()
-            .await
-            .unwrap_or_else(|e| panic!("click {selector}: {e}"));
-    }
-
-    async fn click_cell(&self, name: &str) {
-        self.cell(name)
-            .await
-            .click()
-            .await
-            .unwrap_or_else(|e| panic!("click {name}: {e}"));
-    }
-
-    async fn select(&self, selector: &str, value: &str) {
-        self.client
-            .find(Locator::Css(selector))
-            .await
-            .unwrap_or_else(|e| panic!("{selector}: {e}"))
-            .select_by_value(value)
-            .await
-            .unwrap_or_else(|e| panic!("select {value} in {selector}: {e}"));
-    }
-
-    async fn set_input(&self, selector: &str, text: &str) {
-        let script = format!(
-            "const e = document.querySelector({}); e.value = {}; e.dispatchEvent(new Event('change'));",
-            serde_json::to_string(selector).unwrap(),
-            serde_json::to_string(text).unwrap()
-        );
-        self.js(&script).await;
-    }
-
-    async fn text(&self, selector: &str) -> String {
-        let script = format!(
-            "const e = document.querySelector({}); return e ? (['INPUT', 'TEXTAREA', 'SELECT'].includes(e.tagName) ? e.value : e.textContent) : '';",
-            serde_json::to_string(selector).unwrap()
-        );
-        self.js(&script)
-            .await
-            .as_str()
-            .unwrap_or_default()
-            .to_string()
-    }
-
-    async fn wait_until(&self, what: &str, mut check: impl AsyncFnMut() -> bool) {
-        let deadline = Instant::now() + PATIENCE;
-        while !check().await {
-            if Instant::now() > deadline {
-                self.screenshot(&format!("timeout-{}", what.replace(' ', "-")))
-                    .await;
-                panic!("waited too long for {what}");
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    }
-
-    async fn moves(&self) -> Vec<String> {
-        let value = self
-            .js("return Array.from(document.querySelectorAll('#moves .ply')).map(e => e.dataset.mv);")
-            .await;
-        value
-            .as_array()
-            .map(|a| {
-                a.iter()
-                    .filter_map(|v| v.as_str().map(String::from))
-                    .collect()
-            })
-            .unwrap_or_default()
-    }
-
-    /// Every cell's `data-piece` must be what the FEN puts there.
-    async fn assert_board_is(&self, fen: &str) {
-        let position = parse_fen(fen).expect("a valid FEN");
-        let shown = self
-            .js("const o = {}; document.querySelectorAll('[data-cell]').forEach(e => o[e.dataset.cell] = e.dataset.piece); return o;")
-            .await;
-        for cell in Cell::all() {
-            let expected = position.piece_at(cell).map_or(String::new(), |p| {
-                let letter = match (p.color, p.kind) {
-                    (Color::White, Kind::Queen) => "Q",
-                    (Color::White, Kind::Guard) => "G",
-                    (Color::Black, Kind::Queen) => "q",
-                    (Color::Black, Kind::Guard) => "g",
-                };
-                format!("{letter}{}", if p.captured { "*" } else { "" })
-            });
-            assert_eq!(
-                shown[cell.to_string()].as_str(),
-                Some(expected.as_str()),
-                "cell {cell} for {fen}"
-            );
-        }
-    }
-
-    async fn assert_no_errors(&self) {
-        let errors = self.js("return window.agonErrors;").await;
-        assert_eq!(errors, serde_json::json!([]), "errors in the page");
-        let log = self
-            .client
-            .issue_cmd(BrowserLog)
-            .await
-            .expect("the browser's console log");
-        let severe: Vec<&serde_json::Value> = log
-            .as_array()
-            .map(|entries| entries.iter().filter(|e| e["level"] == "SEVERE").collect())
-            .unwrap_or_default();
-        assert!(
-            severe.is_empty(),
-            "errors in the browser console: {severe:?}"
-        );
-    }
-
-    async fn screenshot(&self, name: &str) {
-        if let Ok(png) = self.client.screenshot().await {
-            let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("gui-screenshots");
-            let _ = std::fs::create_dir_all(&dir);
-            let _ = std::fs::write(dir.join(format!("{name}.png")), png);
-        }
-    }
-
-    async fn close(self) {
-        let _ = self.client.close().await;
-    }
-}
-
-/// chromedriver's console log of the page (`goog:loggingPrefs`), read and cleared.
-#[derive(Debug)]
-struct BrowserLog;
-
-impl fantoccini::wd::WebDriverCompatibleCommand for BrowserLog {
-    fn endpoint(
-        &self,
-        base_url: &url::Url,
-        session_id: Option<&str>,
-    ) -> Result<url::Url, url::ParseError> {
-        base_url.join(&format!(
-            "session/{}/se/log",
-            session_id.unwrap_or_default()
-        ))
-    }
-
-    fn method_and_body(&self, _request_url: &url::Url) -> (http::Method, Option<String>) {
-        (
-            http::Method::POST,
-            Some(r#"{"type":"browser"}"#.to_string()),
-        )
-    }
-}
 
 /// Replays the moves from `fen` through the rules core; every one must be legal.
 fn replay(fen: &str, moves: &[String]) -> Game {
@@ -405,7 +72,7 @@ async fn a_person_plays_by_clicking_through_a_relocation_and_a_capture() {
     );
     // The contract: 91 cells, the start position, the person plays White.
     page.assert_board_is(agon::rules::START_FEN).await;
-    assert_eq!(page.text("#mode-label").await, "playing white");
+    assert_eq!(page.text("#mode-label").await, "playing White");
     page.screenshot("start").await;
 
     // A hint is an arrow on the board; then a first move by clicking.
@@ -500,10 +167,7 @@ async fn a_person_plays_by_clicking_through_a_relocation_and_a_capture() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs Chromium and ChromeDriver (Debian: chromium chromium-driver); contrib/test-everything.sh"]
 async fn analysis_follows_the_position_shown() {
-    let _one = BROWSER.lock().await;
-    let (_gui, url) = start_gui(&[]);
-    let page = browser().await;
-    page.open(&url).await;
+    let (_one, _gui, page) = gui_page(&[]).await;
     page.click("#free-analysis").await;
     page.wait_until("analysis mode", async || {
         page.text("#mode-label").await == "analysis"
@@ -735,10 +399,7 @@ async fn match_records_open_step_to_the_end_and_round_trip() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs Chromium and ChromeDriver (Debian: chromium chromium-driver); contrib/test-everything.sh"]
 async fn an_engine_game_ends_as_the_rules_say() {
-    let _one = BROWSER.lock().await;
-    let (_gui, url) = start_gui(&[]);
-    let page = browser().await;
-    page.open(&url).await;
+    let (_one, _gui, page) = gui_page(&[]).await;
     page.click("#panel-watch summary").await;
     page.select("#watch-white", "0").await;
     page.select("#watch-black", "1").await;
@@ -796,10 +457,8 @@ async fn an_engine_game_ends_as_the_rules_say() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs Chromium and ChromeDriver (Debian: chromium chromium-driver); contrib/test-everything.sh"]
 async fn a_crashing_engine_is_reported_and_the_page_keeps_working() {
-    let _one = BROWSER.lock().await;
-    let (_gui, url) = start_gui(&["--engine", "python3 tests/engines/scripted.py crash"]);
-    let page = browser().await;
-    page.open(&url).await;
+    let (_one, _gui, page) =
+        gui_page(&["--engine", "python3 tests/engines/scripted.py crash"]).await;
     // The scripted engine shuffles once, then exits instead of answering.
     page.click_cell("f1").await;
     page.click_cell("e1").await;
@@ -829,24 +488,6 @@ async fn a_crashing_engine_is_reported_and_the_page_keeps_working() {
     replay(agon::rules::START_FEN, &page.moves().await);
     page.assert_no_errors().await;
     page.close().await;
-}
-
-/// A raw HTTP request; returns the status code.
-fn http_status(port: u16, path: &str, host: &str, token: Option<&str>) -> u16 {
-    let mut stream = TcpStream::connect(("127.0.0.1", port)).expect("the server listens");
-    let token_header = token.map_or(String::new(), |t| format!("x-agon-token: {t}\r\n"));
-    write!(
-        stream,
-        "GET {path} HTTP/1.1\r\nHost: {host}\r\n{token_header}Connection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut reply = String::new();
-    let _ = stream.read_to_string(&mut reply);
-    reply
-        .split_whitespace()
-        .nth(1)
-        .and_then(|code| code.parse().ok())
-        .unwrap_or(0)
 }
 
 #[test]
@@ -937,4 +578,245 @@ fn sigterm_ends_the_server_and_its_engines() {
             .unwrap_or(false);
         assert!(!alive, "engine {pid} still runs");
     }
+}
+
+async fn exported_pgn(page: &Browser) -> String {
+    page.js_async(
+        "const done = arguments[arguments.length - 1]; api('/api/pgn').then(r => r.text()).then(done);",
+    )
+    .await
+    .as_str()
+    .unwrap_or_default()
+    .lines()
+    .filter(|l| !l.starts_with("[Date"))
+    .collect::<Vec<_>>()
+    .join("\n")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs Chromium and ChromeDriver (Debian: chromium chromium-driver); contrib/test-everything.sh"]
+async fn a_sideline_is_created_promoted_deleted_and_kept_by_pgn() {
+    let (_one, _gui, page) = gui_page(&[]).await;
+    page.play_free_moves(4).await;
+    let main = page.moves().await;
+    assert_eq!(main.len(), 4);
+    // A different third move, played at ply 2, starts a sideline.
+    page.js("command({cmd: 'view', ply: 2});").await;
+    page.wait_until("ply 2", async || page.js("return state.cursor;").await == 2)
+        .await;
+    let other = page
+        .js(&format!(
+            "return state.legal.find(mv => mv !== '{}');",
+            main[2]
+        ))
+        .await;
+    let other = other.as_str().expect("another move").to_string();
+    page.set_input("#move-input", &other).await;
+    page.click("#move-form button").await;
+    page.wait_until("the sideline", async || {
+        page.moves().await == [&main[..2], std::slice::from_ref(&other)].concat()
+    })
+    .await;
+    assert_eq!(
+        page.text("#moves .alt").await,
+        main[2],
+        "the main move is offered"
+    );
+    assert!(
+        page.flag(
+            "return document.querySelector('#moves .ply.current').classList.contains('side');"
+        )
+        .await
+    );
+    // The sideline is written as a variation and read back the same.
+    let with_variation = exported_pgn(&page).await;
+    assert!(
+        with_variation.contains(&format!("( 2. {other}"))
+            || with_variation.contains(&format!("( 2... {other}")),
+        "{with_variation}"
+    );
+    // Following the main move again shows the main line whole.
+    page.click("#moves .alt").await;
+    page.wait_until("the main line", async || page.moves().await == main)
+        .await;
+    // Back into the sideline and promote it: it becomes the main line.
+    page.click("#moves .alt").await;
+    page.wait_until("the sideline again", async || page.moves().await.len() == 3)
+        .await;
+    page.click("#promote").await;
+    page.wait_until("promoted", async || {
+        page.flag("return state.moves[2].main;").await
+    })
+    .await;
+    let promoted = exported_pgn(&page).await;
+    assert_ne!(promoted, with_variation);
+    page.click("#panel-records summary").await;
+    page.set_input("#pgn-text", &promoted).await;
+    page.click("#pgn-import").await;
+    page.wait_until("the import", async || {
+        page.js("return state.cursor;").await == 0
+    })
+    .await;
+    assert_eq!(
+        exported_pgn(&page).await,
+        promoted,
+        "export, import, export"
+    );
+    // Delete the old main move, now a sideline: one line is left.
+    page.js(
+        "const alt = state.moves[2].alternatives[0]; command({cmd: 'choose', node: alt.node});",
+    )
+    .await;
+    page.wait_until("the old main line", async || page.moves().await == main)
+        .await;
+    page.js("command({cmd: 'view', ply: 3});").await;
+    page.wait_until("ply 3", async || page.js("return state.cursor;").await == 3)
+        .await;
+    page.click("#delete-move").await;
+    page.wait_until("deleted", async || {
+        page.moves().await == [&main[..2], std::slice::from_ref(&other)].concat()
+    })
+    .await;
+    assert!(!exported_pgn(&page).await.contains('('));
+    page.assert_no_errors().await;
+    page.close().await;
+}
+
+/// Opens a PGN file's first game through the Records panel.
+async fn open_pgn(page: &Browser, path: &str) {
+    let pgn = std::fs::read_to_string(path).expect("the PGN");
+    page.js("document.getElementById('panel-records').open = true;")
+        .await;
+    page.set_input("#pgn-text", &pgn).await;
+    page.click("#pgn-import").await;
+    page.wait_until("the game read", async || {
+        page.text("#mode-label").await == "analysis" && !page.moves().await.is_empty()
+    })
+    .await;
+}
+
+/// Runs a review of the line shown; returns its milliseconds.
+async fn review(page: &Browser) -> f64 {
+    page.click("#review-start").await;
+    let deadline = Instant::now() + Duration::from_secs(300);
+    loop {
+        let review = page.js("return state.review;").await;
+        if review["running"] == false && review["ms"].is_number() {
+            return review["ms"].as_f64().unwrap();
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the review did not end: {review}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs Chromium and ChromeDriver (Debian: chromium chromium-driver); contrib/test-everything.sh"]
+async fn a_game_review_finds_the_planted_blunder() {
+    let (_one, _gui, page) = gui_page(&[]).await;
+    open_pgn(&page, "tests/data/gui-planted-blunder.pgn").await;
+    assert!(page.text("#graph .empty").await.contains("no scores"));
+    review(&page).await;
+    // Ply 51, White's c2b2, is the blunder planted in the record.
+    let blunders = page
+        .js("return Array.from(document.querySelectorAll('#review-list li[data-mark=blunder]')).map(li => li.dataset.ply);")
+        .await;
+    assert!(
+        blunders
+            .as_array()
+            .unwrap()
+            .contains(&serde_json::json!("51")),
+        "blunders found: {blunders}"
+    );
+    assert_eq!(
+        page.js("return document.querySelector('#moves .ply[data-ply=\"51\"]').dataset.mark;")
+            .await,
+        "blunder"
+    );
+    assert!(
+        page.flag(
+            "return !!document.querySelector('#graph circle.mark.blunder[data-ply=\"51\"]');"
+        )
+        .await
+    );
+    assert!(
+        page.text("#graph .empty").await.is_empty(),
+        "the graph has the review's scores"
+    );
+    page.click("#review-list li[data-ply=\"51\"]").await;
+    page.wait_until("the blunder shown", async || {
+        page.js("return state.cursor;").await == 51
+    })
+    .await;
+    page.screenshot("review").await;
+
+    // The measured figure: a review of a 100-move (200-ply) game.
+    open_pgn(&page, "tests/data/gui-hundred-moves.pgn").await;
+    let plies = page.moves().await.len();
+    let ms = review(&page).await;
+    eprintln!(
+        "review of {plies} plies: {ms:.0} ms, {:.1} positions per second",
+        (plies + 1) as f64 / (ms / 1000.0)
+    );
+    page.assert_no_errors().await;
+    page.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs Chromium and ChromeDriver (Debian: chromium chromium-driver); contrib/test-everything.sh"]
+async fn a_click_on_an_engine_line_move_reaches_its_position_and_arrows_follow_the_lines() {
+    let (_one, _gui, page) = gui_page(&[]).await;
+    page.click("#free-analysis").await;
+    page.select("#multipv", "3").await;
+    page.click("#analyse-toggle").await;
+    page.wait_until("three lines of three moves", async || {
+        page.flag("const l = document.querySelectorAll('#pv-lines li'); return l.length === 3 && Array.from(l).every(li => li.dataset.pv.split(' ').length >= 3);")
+            .await
+    })
+    .await;
+    // One arrow per distinct first move, the best boldest.
+    let widths = page
+        .js("return Array.from(document.querySelectorAll('.arrow.best')).map(a => parseFloat(a.style.strokeWidth));")
+        .await;
+    let widths: Vec<f64> = widths
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|w| w.as_f64())
+        .collect();
+    assert!(widths.len() >= 2, "{widths:?}");
+    assert!(widths.windows(2).all(|w| w[0] > w[1]), "{widths:?}");
+    // The third move of the second line, once the search stops (the lines stay).
+    page.click("#analyse-toggle").await;
+    page.wait_until("stopped", async || {
+        page.text("#analyse-toggle").await == "Analyse"
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let line = page
+        .js("const li = document.querySelectorAll('#pv-lines li')[1]; return [li.dataset.fen, li.dataset.pv];")
+        .await;
+    let pv: Vec<String> = line[1]
+        .as_str()
+        .unwrap()
+        .split_whitespace()
+        .map(String::from)
+        .collect();
+    page.click("#pv-lines li:nth-child(2) .step[data-index=\"2\"]")
+        .await;
+    page.wait_until("the position after it", async || {
+        page.moves().await == pv[..3]
+    })
+    .await;
+    let game = replay(line[0].as_str().unwrap(), &pv[..3]);
+    page.wait_until("the board", async || {
+        page.js("return document.getElementById('board').dataset.fen;")
+            .await
+            == to_fen(game.position()).as_str()
+    })
+    .await;
+    page.assert_no_errors().await;
+    page.close().await;
 }

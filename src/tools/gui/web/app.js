@@ -7,22 +7,28 @@
 window.agonErrors = [];
 window.addEventListener("error", (e) => window.agonErrors.push(String(e.message || e.type)), true);
 window.addEventListener("unhandledrejection", (e) => window.agonErrors.push(String(e.reason)));
-window.agonStats = { firstPaintMs: null, analysisUpdates: 0, stateUpdates: 0, lastMoveSentAt: 0, moveDelaysMs: [] };
+window.agonStats = { firstPaintMs: null, analysisUpdates: 0, stateUpdates: 0, lastMoveSentAt: 0, moveDelaysMs: [], sounds: 0 };
 
 const token = new URLSearchParams(location.search).get("token") || "";
-const SVG = "http://www.w3.org/2000/svg";
-const SIZE = 9.6; // centre to corner of a cell
-const ROW = Math.sqrt(3) * SIZE;
 const $ = (id) => document.getElementById(id);
-
+const SVG = "http://www.w3.org/2000/svg";
 let geometry = null;
+let board = null;
 let state = null;
 let analysis = null;
 let flipped = false;
 let picked = null;
 let drag = null;
 let preview = null;
+let coords = false;
+let sound = false;
+// The ply asked for by navigation whose state has not arrived yet, so that
+// quick key presses count from it rather than from the last state.
+let navTarget = null;
+// An error of the page's last command, shown until the next command succeeds.
+let commandError = "";
 const analysedScores = new Map(); // FEN -> White's score from the analysis
+const PREFERENCES_KEY = "agon.preferences";
 
 function api(path, options = {}) {
   const headers = Object.assign({ "x-agon-token": token }, options.headers || {});
@@ -35,15 +41,22 @@ async function command(body) {
   });
   if (!response.ok) {
     const reply = await response.json().catch(() => ({ error: response.statusText }));
-    showNotice(reply.error || "refused");
+    commandError = reply.error || t("ui.error.refused");
+    renderNotice();
+    // A refused value is not kept: the engines panel shows what the engine has.
+    enginesShown = "";
+    if (state) renderEngines();
     return false;
   }
+  commandError = "";
+  renderNotice();
   return true;
 }
 
-function showNotice(text) {
+function renderNotice() {
+  const text = commandError || (state && state.notice) || "";
   const notice = $("notice");
-  notice.textContent = text || "";
+  notice.textContent = text;
   notice.hidden = !text;
 }
 
@@ -54,141 +67,89 @@ function el(name, attrs = {}, parent = null) {
   return node;
 }
 
-function centre(cell) {
-  const x = (cell.file - 5) * 1.5 * SIZE;
-  const y = (cell.file / 2 - cell.rank + 2.5) * ROW;
-  return flipped ? [-x, -y] : [x, y];
-}
-
-function hexPoints(cx, cy, size) {
-  const pts = [];
-  for (let i = 0; i < 6; i++) {
-    const a = (Math.PI / 3) * i;
-    pts.push((cx + size * Math.cos(a)).toFixed(2) + "," + (cy + size * Math.sin(a)).toFixed(2));
-  }
-  return pts.join(" ");
-}
-
-const cellNodes = new Map();
-
-function buildBoard() {
-  const board = $("board");
-  board.textContent = "";
-  const defs = el("defs", {}, board);
-  const marker = el("marker", { id: "arrowhead", viewBox: "0 0 10 10", refX: "5", refY: "5", markerWidth: "3", markerHeight: "3", orient: "auto-start-reverse" }, defs);
-  el("path", { d: "M 0 0 L 10 5 L 0 10 z", fill: "#2f6db5" }, marker);
-  const cells = el("g", { id: "cells" }, board);
-  cellNodes.clear();
-  for (const cell of geometry.cells) {
-    const [x, y] = centre(cell);
-    const g = el("g", { class: "cell ring-" + cell.ring, "data-cell": cell.name, "data-piece": "" }, cells);
-    el("polygon", { points: hexPoints(x, y, SIZE - 0.35) }, g);
-    if (cell.name === geometry.throne) {
-      el("polygon", { class: "throne-mark", points: hexPoints(x, y, SIZE * 0.72) }, g);
-    }
-    el("circle", { class: "dest-dot", cx: x, cy: y, r: SIZE * 0.28 }, g);
-    const label = el("text", { class: "label", x: x, y: y + SIZE * 0.78, "text-anchor": "middle" }, g);
-    label.textContent = cell.name;
-    el("g", { class: "slot" }, g);
-    cellNodes.set(cell.name, { g, x, y, cell });
-  }
-  el("g", { id: "arrows" }, board);
-  el("g", { id: "drag-layer" }, board);
-}
-
-function drawPiece(parent, letter, x, y) {
-  parent.textContent = "";
-  if (!letter) return;
-  const white = letter[0] === letter[0].toUpperCase();
-  const queen = letter[0].toLowerCase() === "q";
-  const captured = letter.endsWith("*");
-  const g = el("g", { class: "piece " + (white ? "white" : "black") + (captured ? " captured" : "") }, parent);
-  el("circle", { class: "body", cx: x, cy: y, r: SIZE * (queen ? 0.7 : 0.58) }, g);
-  if (queen) {
-    const s = SIZE * 0.42;
-    const d = `M ${x - s} ${y + s * 0.5} L ${x - s} ${y - s * 0.5} L ${x - s * 0.5} ${y} L ${x} ${y - s * 0.8} L ${x + s * 0.5} ${y} L ${x + s} ${y - s * 0.5} L ${x + s} ${y + s * 0.5} Z`;
-    el("path", { class: "crown", d }, g);
-  }
-  if (captured) {
-    const c = SIZE * 0.5;
-    el("path", { class: "cross", d: `M ${x - c} ${y - c} L ${x + c} ${y + c} M ${x + c} ${y - c} L ${x - c} ${y + c}` }, g);
-  }
-}
-
-function splitMove(mv) {
-  const m = /^([a-k]\d{1,2})([a-k]\d{1,2})$/.exec(mv || "");
-  return m ? [m[1], m[2]] : null;
-}
+const splitMove = AgonBoard.splitMove;
 
 function legalFrom(cell) {
   return (state.legal || []).filter((mv) => splitMove(mv)[0] === cell).map((mv) => splitMove(mv)[1]);
 }
 
-function renderBoard() {
-  if (!state || !geometry) return;
-  const cells = preview || state.cells;
+// The person's pieces at the bottom; Flip turns the board from there.
+function orientation() {
+  const base = state && state.mode === "play" && state.human === "black" ? "black" : "white";
+  if (!flipped) return base;
+  return base === "white" ? "black" : "white";
+}
+
+function boardMarks() {
+  const marks = {};
+  if (preview) return marks;
+  const add = (name, cls) => { (marks[name] = marks[name] || []).push(cls); };
   const last = splitMove(state.last);
   const origins = new Set((state.legal || []).map((mv) => splitMove(mv)[0]));
   const dests = new Set(picked ? legalFrom(picked) : []);
   const relocating = new Set(state.relocating || []);
-  for (const [name, node] of cellNodes) {
-    const piece = cells[name] || "";
-    if (node.g.getAttribute("data-piece") !== piece || node.drawn !== piece) {
-      node.g.setAttribute("data-piece", piece);
-      drawPiece(node.g.querySelector(".slot"), piece, node.x, node.y);
-      node.drawn = piece;
-    }
-    const c = node.g.classList;
-    c.toggle("last", !preview && !!last && (last[0] === name || last[1] === name));
-    c.toggle("origin", !preview && origins.has(name));
-    c.toggle("sel", !preview && picked === name);
-    c.toggle("dest", !preview && dests.has(name));
-    c.toggle("relocate", !preview && relocating.has(name) && origins.has(name));
-    c.toggle("reloc-target", !preview && picked !== null && relocating.has(picked) && dests.has(name));
+  if (last) { add(last[0], "last"); add(last[1], "last"); }
+  for (const name of origins) {
+    add(name, "origin");
+    if (relocating.has(name)) add(name, "relocate");
   }
-  renderArrows();
+  if (picked) add(picked, "sel");
+  for (const name of dests) {
+    add(name, "dest");
+    if (relocating.has(picked)) add(name, "reloc-target");
+  }
+  return marks;
+}
+
+function renderBoard() {
+  if (!state || !board) return;
+  board.draw({
+    cells: preview || state.cells,
+    orientation: orientation(),
+    marks: boardMarks(),
+    arrows: boardArrows(),
+    fen: state.fen,
+  });
   if (window.agonStats.firstPaintMs === null) {
     window.agonStats.firstPaintMs = performance.now();
   }
 }
 
-function arrow(layer, mv, cls) {
-  const cells = splitMove(mv);
-  if (!cells || !cellNodes.has(cells[0]) || !cellNodes.has(cells[1])) return;
-  const a = cellNodes.get(cells[0]);
-  const b = cellNodes.get(cells[1]);
-  el("line", { class: "arrow " + cls, x1: a.x, y1: a.y, x2: b.x, y2: b.y }, layer);
-}
-
-function renderArrows() {
-  const layer = $("arrows");
-  layer.textContent = "";
-  if (preview) return;
-  if (state.hint) arrow(layer, state.hint, "hint");
-  if (analysis && analysis.fen === state.fen && analysis.lines.length) {
-    arrow(layer, analysis.lines[0].pv[0], "best");
+function boardArrows() {
+  if (preview) return [];
+  const arrows = [];
+  const current = currentAnalysis();
+  if (current) {
+    // One arrow per line, the strongest boldest; a move two lines share is drawn once.
+    const seen = new Set();
+    current.lines.forEach((line, i) => {
+      const mv = line.pv[0];
+      if (!mv || seen.has(mv)) return;
+      seen.add(mv);
+      arrows.push({ mv, cls: "best", width: Math.max(0.8, 2.6 - i * 0.45), opacity: Math.max(0.35, 0.85 - i * 0.12) });
+    });
   }
+  if (state.hint) arrows.push({ mv: state.hint, cls: "hint" });
+  return arrows;
 }
 
 async function play(mv) {
   picked = null;
   window.agonStats.lastMoveSentAt = performance.now();
   renderBoard();
-  await command({ cmd: "move", mv });
+  return command({ cmd: "move", mv });
+}
+
+// The analysis of the position shown, if there is one: lines of any other
+// position are never shown.
+function currentAnalysis() {
+  return state && analysis && analysis.fen === state.fen && analysis.lines.length ? analysis : null;
 }
 
 // Click-click and drag share one path: pointerdown picks or plays, a
 // pointerup elsewhere after a drag plays.
-function cellAt(event) {
-  const target = document.elementFromPoint(event.clientX, event.clientY);
-  const g = target && target.closest("[data-cell]");
-  return g ? g.getAttribute("data-cell") : null;
-}
-
-function onPointerDown(event) {
-  const g = event.target.closest("[data-cell]");
-  if (!g || !state) return;
-  const cell = g.getAttribute("data-cell");
+function onCell(cell, event) {
+  if (!state) return;
   if (picked && legalFrom(picked).includes(cell)) {
     play(picked + cell);
     return;
@@ -203,21 +164,12 @@ function onPointerDown(event) {
   renderBoard();
 }
 
-function svgPoint(event) {
-  const board = $("board");
-  const p = board.createSVGPoint();
-  p.x = event.clientX;
-  p.y = event.clientY;
-  return p.matrixTransform(board.getScreenCTM().inverse());
-}
-
 function onPointerMove(event) {
   if (!drag) return;
   if (!drag.moving && Math.hypot(event.clientX - drag.x, event.clientY - drag.y) < 6) return;
   drag.moving = true;
-  const layer = $("drag-layer");
-  const p = svgPoint(event);
-  drawPiece(layer, state.cells[drag.from], p.x, p.y);
+  const p = board.point(event);
+  board.floating(state.cells[drag.from], p.x, p.y);
 }
 
 function onPointerUp(event) {
@@ -225,19 +177,19 @@ function onPointerUp(event) {
   const wasMoving = drag.moving;
   const from = drag.from;
   drag = null;
-  $("drag-layer").textContent = "";
+  board.floating(null);
   if (!wasMoving) return;
-  const cell = cellAt(event);
+  const cell = board.cellAt(event.clientX, event.clientY);
   if (cell && cell !== from && legalFrom(from).includes(cell)) play(from + cell);
 }
 
 function formatScore(score) {
   if (!score) return "?";
   if (score.mate !== undefined) {
-    return score.mate > 0 ? "+M" + score.mate : "-M" + Math.abs(score.mate);
+    return score.mate > 0 ? "+M" + score.mate : "\u2212M" + Math.abs(score.mate);
   }
   const v = score.cp / 100;
-  return (v > 0 ? "+" : "") + v.toFixed(2);
+  return (v > 0 ? "+" : v < 0 ? "\u2212" : "") + Math.abs(v).toFixed(2);
 }
 
 function scoreShare(score) {
@@ -246,25 +198,33 @@ function scoreShare(score) {
   return 1 / (1 + Math.exp(-score.cp / 250));
 }
 
+// A clock that ran out reads 0:00.0: the time forfeit says the rest.
 function formatClock(ms) {
-  const negative = ms < 0;
   ms = Math.max(0, ms);
   const total = Math.floor(ms / 1000);
   const m = Math.floor(total / 60);
   const s = total % 60;
   const tenths = total < 20 ? "." + Math.floor((ms % 1000) / 100) : "";
-  return (negative ? "-" : "") + m + ":" + String(s).padStart(2, "0") + tenths;
+  return m + ":" + String(s).padStart(2, "0") + tenths;
 }
 
 let clockBase = null;
 
+function playerName(index) {
+  const name = state.names[index] || "";
+  if (name === "you") return t("ui.player.you");
+  return name === "?" ? "" : name;
+}
+
 function renderClocks() {
-  const top = flipped ? "white" : "black";
-  const bottom = flipped ? "black" : "white";
+  const bottom = orientation();
+  const top = bottom === "white" ? "black" : "white";
   for (const [id, side] of [["player-top", top], ["player-bottom", bottom]]) {
     const box = $(id);
     const index = side === "white" ? 0 : 1;
-    box.querySelector(".name").textContent = (side === "white" ? "White: " : "Black: ") + (state.names[index] || "");
+    const name = playerName(index);
+    box.querySelector(".name").textContent = t(side === "white" ? "ui.white" : "ui.black") + (name ? ": " + name : "");
+    box.dataset.side = side;
     const clock = box.querySelector(".clock");
     if (!state.clocks) {
       clock.textContent = "";
@@ -299,14 +259,96 @@ function renderMoves() {
     span.textContent = m.mv;
     if (m.score || m.book) {
       const small = document.createElement("small");
-      small.textContent = m.book ? "book" : formatScore(m.score) + (m.depth ? "/" + m.depth : "");
+      small.textContent = m.book ? t("ui.moves.book") : formatScore(m.score) + (m.depth ? "/" + m.depth : "");
       span.appendChild(small);
     }
+    const mark = reviewMarks().get(i + 1);
+    if (mark) {
+      span.classList.add("mark-" + mark.kind);
+      span.dataset.mark = mark.kind;
+      const symbol = document.createElement("span");
+      symbol.className = "symbol";
+      symbol.textContent = MARK_SYMBOLS[mark.kind];
+      span.insertBefore(symbol, span.firstChild.nextSibling);
+    }
+    if (m.comment) span.title = m.comment;
+    if (!m.main) span.classList.add("side");
     box.appendChild(span);
     box.appendChild(document.createTextNode(" "));
+    if (m.alternatives && m.alternatives.length) {
+      // The moves that could have been played instead: click one to follow it.
+      const alts = document.createElement("span");
+      alts.className = "alternatives";
+      alts.append("(");
+      m.alternatives.forEach((alt, k) => {
+        const a = document.createElement("span");
+        a.className = "alt";
+        a.dataset.node = String(alt.node);
+        a.textContent = alt.mv;
+        if (k) alts.append(" ");
+        alts.appendChild(a);
+      });
+      alts.append(") ");
+      box.appendChild(alts);
+    }
   });
+  const here = state.cursor > 0 ? state.moves[state.cursor - 1] : null;
+  $("promote").hidden = !(state.mode === "analysis" && here && !here.main);
+  $("delete-move").hidden = !(state.mode === "analysis" && here);
+  // Only the list scrolls to keep the current move in view, never the page.
   const current = box.querySelector(".current");
-  if (current) current.scrollIntoView({ block: "nearest" });
+  if (current) {
+    const top = current.offsetTop - box.offsetTop;
+    if (top < box.scrollTop) box.scrollTop = top;
+    else if (top + current.offsetHeight > box.scrollTop + box.clientHeight) box.scrollTop = top + current.offsetHeight - box.clientHeight;
+  }
+}
+
+const MARK_SYMBOLS = { blunder: "??", mistake: "?", inaccuracy: "?!" };
+
+// The review's marks by ply, when the review is of the line shown.
+function reviewMarks() {
+  const marks = new Map();
+  const review = state.review;
+  if (!review) return marks;
+  for (const mark of review.marks) {
+    const move = state.moves[mark.ply - 1];
+    if (move && move.fen === mark.fen) marks.set(mark.ply, mark);
+  }
+  return marks;
+}
+
+function renderReview() {
+  const review = state.review;
+  const progress = $("review-progress");
+  const list = $("review-list");
+  list.textContent = "";
+  $("review-start").disabled = !!(review && review.running) || !state.moves.length;
+  if (!review) {
+    progress.hidden = true;
+    $("review-status").textContent = "";
+    return;
+  }
+  for (const [fen, score] of review.scores) if (score) analysedScores.set(fen, score);
+  progress.hidden = !review.running;
+  progress.max = review.total;
+  progress.value = review.done;
+  $("review-status").textContent = review.running
+    ? t("ui.review.running", { done: review.done, total: review.total })
+    : t("ui.review.done", { count: review.marks.length, seconds: ((review.ms || 0) / 1000).toFixed(1), nodes: review.nodes });
+  const startBlack = state.start_fen.split(" ")[1] === "b";
+  const firstNumber = parseInt(state.start_fen.split(" ")[2] || "1", 10) || 1;
+  for (const [ply, mark] of reviewMarks()) {
+    const half = ply - 1 + (startBlack ? 1 : 0);
+    const number = firstNumber + Math.floor(half / 2) + (half % 2 ? "..." : ".");
+    const li = document.createElement("li");
+    li.className = mark.kind;
+    li.dataset.ply = String(ply);
+    li.dataset.mark = mark.kind;
+    li.textContent = t("ui.review.entry", { number, mv: state.moves[ply - 1].mv, kind: t("ui.review." + mark.kind), lost: Math.round(mark.lost * 100) });
+    li.addEventListener("click", () => view(ply));
+    list.appendChild(li);
+  }
 }
 
 function graphScores() {
@@ -316,63 +358,111 @@ function graphScores() {
   return scores;
 }
 
+// The score graph: White's winning share over the plies, with its axes.
+const GRAPH = { left: 26, right: 314, top: 6, bottom: 84 };
+
 function renderGraph() {
   const graph = $("graph");
   graph.textContent = "";
   const scores = graphScores();
   const n = Math.max(scores.length - 1, 1);
-  let d = "M 0 80";
-  let share = 0.5;
-  scores.forEach((s, i) => {
-    if (s) share = scoreShare(s);
-    d += ` L ${(i / n) * 300} ${80 - share * 80}`;
-  });
-  if (scores.length === 1) d += ` L 300 ${80 - share * 80}`;
-  d += " L 300 80 Z";
-  el("path", { class: "area", d }, graph);
-  el("line", { class: "mid", x1: 0, y1: 40, x2: 300, y2: 40 }, graph);
-  const x = (state.cursor / n) * 300;
-  el("line", { class: "cursor", x1: x, y1: 0, x2: x, y2: 80 }, graph);
+  const width = GRAPH.right - GRAPH.left;
+  const height = GRAPH.bottom - GRAPH.top;
+  const x = (i) => GRAPH.left + (i / n) * width;
+  const y = (share) => GRAPH.bottom - share * height;
+  el("rect", { class: "plot", x: GRAPH.left, y: GRAPH.top, width, height }, graph);
+  const known = scores.filter((s) => s).length;
+  if (known) {
+    let d = `M ${GRAPH.left} ${GRAPH.bottom}`;
+    let share = 0.5;
+    scores.forEach((s, i) => {
+      if (s) share = scoreShare(s);
+      d += ` L ${x(i)} ${y(share)}`;
+    });
+    if (scores.length === 1) d += ` L ${GRAPH.right} ${y(share)}`;
+    d += ` L ${GRAPH.right} ${GRAPH.bottom} Z`;
+    el("path", { class: "area", d }, graph);
+  } else {
+    const empty = el("text", { class: "empty", x: (GRAPH.left + GRAPH.right) / 2, y: (GRAPH.top + GRAPH.bottom) / 2 + 3, "text-anchor": "middle" }, graph);
+    empty.textContent = t("ui.graph.empty");
+  }
+  el("line", { class: "mid", x1: GRAPH.left, y1: y(0.5), x2: GRAPH.right, y2: y(0.5) }, graph);
+  for (const [share, label] of [[1, t("ui.graph.white")], [0.5, "0"], [0, t("ui.graph.black")]]) {
+    const text = el("text", { class: "axis", x: GRAPH.left - 3, y: y(share) + 3, "text-anchor": "end" }, graph);
+    text.textContent = label;
+  }
+  const step = Math.max(1, Math.ceil(n / 8 / 10) * 10);
+  for (let ply = 0; ply <= n; ply += step) {
+    const text = el("text", { class: "axis", x: x(ply), y: GRAPH.bottom + 11, "text-anchor": "middle" }, graph);
+    text.textContent = String(ply);
+  }
+  const title = el("text", { class: "axis title", x: GRAPH.right, y: GRAPH.bottom + 11, "text-anchor": "end" }, graph);
+  title.textContent = t("ui.graph.plies");
+  for (const [ply, mark] of reviewMarks()) {
+    let share = 0.5;
+    for (let i = ply; i >= 0; i--) if (scores[i]) { share = scoreShare(scores[i]); break; }
+    el("circle", { class: "mark " + mark.kind, cx: x(ply), cy: y(share), r: 2.6, "data-ply": String(ply) }, graph);
+  }
+  const cx = x(state.cursor);
+  el("line", { class: "cursor", x1: cx, y1: GRAPH.top, x2: cx, y2: GRAPH.bottom }, graph);
 }
 
 function renderAnalysis() {
   const lines = $("pv-lines");
-  const current = analysis && analysis.fen === state.fen ? analysis : null;
+  const current = currentAnalysis();
   $("analyse-toggle").classList.toggle("on", state.analysing);
-  $("analyse-toggle").textContent = state.analysing ? "Stop" : "Analyse";
-  if (!current || !current.lines.length) {
+  $("analyse-toggle").textContent = t(state.analysing ? "ui.analysis.stop" : "ui.analysis.start");
+  lines.textContent = "";
+  if (!current) {
     // Without analysis the bar shows the score recorded for the move that led here.
     const recorded = state.cursor > 0 ? state.moves[state.cursor - 1].score : null;
     $("evalfill").style.height = (scoreShare(recorded) * 100).toFixed(1) + "%";
     $("evaltext").textContent = recorded ? formatScore(recorded) : "";
-    if (!state.analysing) return;
-    $("an-score").textContent = "...";
-    lines.textContent = "";
+    $("an-score").textContent = state.analysing ? "..." : "\u2013";
+    $("an-depth").textContent = "";
+    $("an-nps").textContent = "";
     return;
   }
   const best = current.lines[0];
-  $("an-score").textContent = formatScore(best.score) + (best.bound ? (best.bound === "lowerbound" ? " (>=)" : " (<=)") : "") + " White";
-  $("an-depth").textContent = "depth " + best.depth + (best.seldepth ? "/" + best.seldepth : "");
-  $("an-nps").textContent = best.nps ? (best.nps / 1e6).toFixed(2) + " Mnps" : "";
-  lines.textContent = "";
+  const bound = best.bound ? (best.bound === "lowerbound" ? " (>=)" : " (<=)") : "";
+  $("an-score").textContent = t("ui.analysis.score", { score: formatScore(best.score) + bound });
+  $("an-depth").textContent = t("ui.analysis.depth", { depth: best.depth + (best.seldepth ? "/" + best.seldepth : "") });
+  $("an-nps").textContent = best.nps ? t("ui.analysis.nps", { mnps: (best.nps / 1e6).toFixed(2) }) : "";
   current.lines.forEach((line) => {
     const li = document.createElement("li");
     li.dataset.multipv = String(line.multipv);
+    li.dataset.pv = line.pv.join(" ");
+    li.dataset.fen = current.fen;
     const score = document.createElement("span");
     score.className = "score";
     score.textContent = formatScore(line.score);
     li.appendChild(score);
+    // Every move of the line can be clicked (free analysis) to reach the position after it.
     const pv = document.createElement("span");
     pv.className = "pv";
-    pv.textContent = line.pv.join(" ");
+    line.pv.forEach((mv, k) => {
+      if (k) pv.append(" ");
+      const step = document.createElement("span");
+      step.className = "step";
+      step.dataset.index = String(k);
+      step.textContent = mv;
+      step.addEventListener("mouseenter", () => showPreview(line.pv.slice(0, k + 1)));
+      pv.appendChild(step);
+    });
     li.appendChild(pv);
     li.addEventListener("mouseenter", () => showPreview(line.pv));
     li.addEventListener("mouseleave", () => { preview = null; renderBoard(); });
-    li.addEventListener("click", () => { preview = null; if (state.legal.includes(line.pv[0])) play(line.pv[0]); });
+    // On pointerdown: the lines are redrawn ten times a second while the engine searches.
+    li.addEventListener("pointerdown", (event) => {
+      preview = null;
+      const step = event.target.closest(".step");
+      const upTo = step ? parseInt(step.dataset.index, 10) + 1 : 1;
+      if (state.mode === "analysis") command({ cmd: "line", fen: current.fen, moves: line.pv.slice(0, upTo) });
+      else if (state.legal.includes(line.pv[0])) play(line.pv[0]);
+    });
     lines.appendChild(li);
   });
-  const share = scoreShare(best.score);
-  $("evalfill").style.height = (share * 100).toFixed(1) + "%";
+  $("evalfill").style.height = (scoreShare(best.score) * 100).toFixed(1) + "%";
   $("evaltext").textContent = formatScore(best.score);
   analysedScores.set(current.fen, best.score);
 }
@@ -387,34 +477,70 @@ async function showPreview(pv) {
   }
 }
 
+function sideName(side) {
+  return t(side === "white" ? "ui.white" : "ui.black");
+}
+
+function statusText() {
+  if (state.result) return t("ui.status.over");
+  let text = t("ui.status.to-move", { side: sideName(state.side) });
+  if (state.relocating.length && state.legal.length) text += ": " + t("ui.status.relocate", { cells: state.relocating.join(", ") });
+  else if (state.relocating.length) text += " " + t("ui.status.relocation-turn");
+  if (state.queue && state.queue.position > 0) text += " - " + t("ui.status.queued", { ahead: state.queue.position });
+  else if (state.thinking) text += " - " + t("ui.status.thinking");
+  if (state.mode === "watch" && state.paused) text += " - " + t("ui.status.paused");
+  return text;
+}
+
 function renderStatus() {
   const banner = $("banner");
   if (state.result) {
     banner.hidden = false;
-    banner.textContent = "Game over: " + state.result.reason;
+    banner.textContent = t("ui.banner.over", { reason: state.result.reason });
     banner.dataset.termination = state.result.termination;
     banner.dataset.winner = state.result.winner || "draw";
   } else {
     banner.hidden = true;
   }
-  let text = (state.side === "white" ? "White" : "Black") + " to move";
-  if (state.relocating.length && state.legal.length) text += ": relocate the captured piece (" + state.relocating.join(", ") + ")";
-  else if (state.relocating.length) text += " (relocation turn)";
-  if (state.thinking) text += " - engine thinking";
-  if (state.mode === "watch" && state.paused) text += " - paused";
-  $("status").textContent = text;
-  $("mode-label").textContent = { play: "playing " + state.human, watch: "engine game", analysis: "analysis" }[state.mode];
-  $("watch-pause").textContent = state.paused ? "Resume" : "Pause";
+  $("status").textContent = statusText();
+  const mode = { play: t("ui.mode.play", { side: sideName(state.human) }), watch: t("ui.mode.watch"), analysis: t("ui.mode.analysis") };
+  $("mode-label").textContent = mode[state.mode];
+  $("watch-pause").textContent = t(state.paused ? "ui.watch.resume" : "ui.watch.pause");
   const fen = $("fen");
   if (document.activeElement !== fen) fen.value = state.fen;
-  if (state.notice) showNotice(state.notice);
+  document.body.classList.toggle("public", !!state.public);
+  renderNotice();
+}
+
+// The controls show what the server has, unless the person is editing them.
+function renderControls() {
+  const keep = (id, value) => {
+    const input = $(id);
+    if (document.activeElement !== input && value !== undefined && value !== null) input.value = String(value);
+  };
+  keep("multipv", state.multipv);
+  if (state.mode === "play") {
+    keep("play-colour", state.human);
+    keep("play-level", state.level);
+    keep("play-tc", state.clocks ? state.clocks.control : "");
+  } else if (state.mode === "watch") {
+    keep("watch-tc", state.clocks ? state.clocks.control : "");
+  }
+  $("flip").classList.toggle("on", flipped);
+  $("coords").classList.toggle("on", coords);
+  $("sound").classList.toggle("on", sound);
+  $("board").classList.toggle("coords", coords);
 }
 
 let choicesShown = "";
 let enginesShown = "";
 
+function levelName(i) {
+  return t("ui.level." + i);
+}
+
 function renderChoices() {
-  const key = JSON.stringify(state.choices);
+  const key = JSON.stringify(state.choices) + language;
   if (key !== choicesShown) {
     choicesShown = key;
     for (const select of document.querySelectorAll(".engine-choice")) {
@@ -428,13 +554,12 @@ function renderChoices() {
     }
     const level = $("play-level");
     level.textContent = "";
-    const names = ["1 beginner (300 nodes)", "2 (3,000 nodes)", "3 (30,000 nodes)", "4 (300,000 nodes)", "5 full strength"];
-    names.forEach((n, i) => {
+    for (let i = 0; i < state.levels; i++) {
       const option = document.createElement("option");
       option.value = String(i);
-      option.textContent = n;
+      option.textContent = levelName(i);
       level.appendChild(option);
-    });
+    }
     level.value = String(state.level);
     $("play-engine").value = String(state.engines[0].choice);
     $("watch-white").value = String(state.engines[2].choice);
@@ -448,15 +573,15 @@ function renderChoices() {
     state.library.forEach((g, i) => {
       const option = document.createElement("option");
       option.value = String(i);
-      option.textContent = `${i + 1}. ${g.white} - ${g.black} ${g.result} (${g.plies} plies)`;
+      option.textContent = t("ui.records.game-entry", { n: i + 1, white: g.white, black: g.black, result: g.result, plies: g.plies });
       library.appendChild(option);
     });
-    $("library-label").hidden = state.library.length < 2;
   }
+  $("library-label").hidden = state.library.length < 2;
 }
 
 function renderEngines() {
-  const key = JSON.stringify(state.engines);
+  const key = JSON.stringify(state.engines) + language;
   if (key === enginesShown) return;
   enginesShown = key;
   const box = $("engines");
@@ -466,17 +591,22 @@ function renderEngines() {
     div.className = "engine";
     div.dataset.role = engine.role;
     const head = document.createElement("div");
-    head.innerHTML = "";
     const title = document.createElement("b");
-    title.textContent = engine.role + ": " + (engine.name || state.choices[engine.choice].label);
+    title.textContent = t("ui.role." + engine.role) + ": " + (engine.name || state.choices[engine.choice].label);
     head.appendChild(title);
     const stateText = document.createElement("span");
     stateText.className = "state" + (engine.status === "failed" ? " failed" : "");
-    stateText.textContent = " " + engine.status + (engine.error ? ": " + engine.error : "");
+    stateText.textContent = " " + t("ui.engine-status." + engine.status);
     head.appendChild(stateText);
+    if (engine.error) {
+      const error = document.createElement("div");
+      error.className = "error";
+      error.textContent = engine.error;
+      head.appendChild(error);
+    }
     if (engine.status === "failed") {
       const restart = document.createElement("button");
-      restart.textContent = "Restart";
+      restart.textContent = t("ui.engines.restart");
       restart.addEventListener("click", () => command({ cmd: "set_engine", role: engine.role, engine: engine.choice }));
       head.appendChild(restart);
     }
@@ -489,16 +619,17 @@ function renderEngines() {
       name.textContent = option.name;
       row.appendChild(name);
       const current = values.has(option.name) ? values.get(option.name) : option.default;
+      const set = (value) => command({ cmd: "set_option", role: engine.role, name: option.name, value });
       let input;
       if (option.kind === "button") {
         input = document.createElement("button");
-        input.textContent = "Press";
+        input.textContent = t("ui.engines.press");
         input.addEventListener("click", () => command({ cmd: "set_option", role: engine.role, name: option.name }));
       } else if (option.kind === "check") {
         input = document.createElement("input");
         input.type = "checkbox";
         input.checked = current === "true";
-        input.addEventListener("change", () => command({ cmd: "set_option", role: engine.role, name: option.name, value: String(input.checked) }));
+        input.addEventListener("change", () => set(String(input.checked)));
       } else if (option.kind === "combo") {
         input = document.createElement("select");
         for (const v of option.vars) {
@@ -507,7 +638,7 @@ function renderEngines() {
           input.appendChild(o);
         }
         input.value = current || "";
-        input.addEventListener("change", () => command({ cmd: "set_option", role: engine.role, name: option.name, value: input.value }));
+        input.addEventListener("change", () => set(input.value));
       } else {
         input = document.createElement("input");
         input.type = option.kind === "spin" ? "number" : "text";
@@ -515,8 +646,9 @@ function renderEngines() {
         if (option.max !== null) input.max = option.max;
         input.value = current || "";
         input.size = 8;
-        input.addEventListener("change", () => command({ cmd: "set_option", role: engine.role, name: option.name, value: input.value }));
+        input.addEventListener("change", () => set(input.value));
       }
+      input.dataset.option = option.name;
       row.appendChild(input);
       div.appendChild(row);
     }
@@ -525,6 +657,7 @@ function renderEngines() {
 }
 
 function render() {
+  renderReview();
   renderBoard();
   renderClocks();
   renderMoves();
@@ -532,19 +665,49 @@ function render() {
   renderAnalysis();
   renderStatus();
   renderChoices();
+  renderControls();
   renderEngines();
-  $("evalbar").classList.toggle("flipped", flipped);
+  $("evalbar").classList.toggle("flipped", orientation() === "black");
+}
+
+// A short tick made by the page itself: a move, or a lower one for a capture.
+let audio = null;
+
+function moveSound(capture) {
+  if (!sound) return;
+  try {
+    audio = audio || new AudioContext();
+    const osc = audio.createOscillator();
+    const gain = audio.createGain();
+    osc.frequency.value = capture ? 330 : 660;
+    gain.gain.setValueAtTime(0.15, audio.currentTime);
+    gain.gain.exponentialRampToValueAtTime(0.001, audio.currentTime + 0.12);
+    osc.connect(gain).connect(audio.destination);
+    osc.start();
+    osc.stop(audio.currentTime + 0.13);
+    window.agonStats.sounds += 1;
+  } catch (_) { /* no audio here */ }
 }
 
 function onState(data) {
   const next = JSON.parse(data);
   if (state && next.version < state.version) return;
   const moved = state && next.moves.length !== state.moves.length;
+  // One ply forward along the record: animate it.
+  const stepped = state && next.cursor === state.cursor + 1 && next.last && next.start_fen === state.start_fen;
   if (state && (next.fen !== state.fen || next.cursor !== state.cursor)) picked = null;
+  if (navTarget !== null && next.cursor === navTarget) navTarget = null;
+  const before = state ? state.cells : null;
   state = next;
   clockBase = performance.now();
   window.agonStats.stateUpdates += 1;
   render();
+  if (stepped) {
+    const [from, to] = splitMove(state.last);
+    board.animate(state.last, state.cells[to]);
+    const captures = before && Object.keys(state.cells).some((c) => c !== from && c !== to && state.cells[c] !== before[c]);
+    moveSound(captures);
+  }
   if (moved && window.agonStats.lastMoveSentAt) {
     window.agonStats.moveDelaysMs.push(performance.now() - window.agonStats.lastMoveSentAt);
     window.agonStats.lastMoveSentAt = 0;
@@ -559,21 +722,43 @@ function onAnalysis(data) {
   analysis = next;
   window.agonStats.analysisUpdates += 1;
   renderAnalysis();
-  renderArrows();
+  renderBoard();
   renderGraph();
+}
+
+function cursorNow() {
+  return navTarget !== null ? navTarget : state.cursor;
 }
 
 function view(ply) {
   if (!state) return;
   const target = Math.max(0, Math.min(state.moves.length, ply));
-  if (target !== state.cursor) command({ cmd: "view", ply: target });
+  if (target === cursorNow()) return;
+  navTarget = target === state.cursor ? null : target;
+  command({ cmd: "view", ply: target }).then((ok) => { if (!ok) navTarget = null; });
 }
 
-function flip() {
-  flipped = !flipped;
-  buildBoard();
-  for (const node of cellNodes.values()) node.drawn = null;
-  render();
+function savePreferences() {
+  try {
+    localStorage.setItem(PREFERENCES_KEY, JSON.stringify({ flipped, coords, sound }));
+  } catch (_) { /* storage off */ }
+}
+
+function loadPreferences() {
+  try {
+    const saved = JSON.parse(localStorage.getItem(PREFERENCES_KEY) || "{}");
+    flipped = !!saved.flipped;
+    coords = !!saved.coords;
+    sound = !!saved.sound;
+  } catch (_) { /* storage off or unreadable: the defaults */ }
+}
+
+function toggle(name) {
+  if (name === "flipped") flipped = !flipped;
+  if (name === "coords") coords = !coords;
+  if (name === "sound") sound = !sound;
+  savePreferences();
+  if (state) render();
 }
 
 function toggleHelp(show) {
@@ -584,14 +769,14 @@ function onKey(event) {
   const tag = (event.target.tagName || "").toLowerCase();
   if (tag === "input" || tag === "textarea" || tag === "select") return;
   const keys = {
-    ArrowLeft: () => view(state.cursor - 1),
-    ArrowRight: () => view(state.cursor + 1),
+    ArrowLeft: () => view(cursorNow() - 1),
+    ArrowRight: () => view(cursorNow() + 1),
     ArrowUp: () => view(0),
     Home: () => view(0),
     ArrowDown: () => view(state.moves.length),
     End: () => view(state.moves.length),
-    f: flip,
-    c: () => $("board").classList.toggle("coords"),
+    f: () => toggle("flipped"),
+    c: () => toggle("coords"),
     a: () => command({ cmd: "analysis", on: !state.analysing }),
     "?": () => toggleHelp(),
     Escape: () => { toggleHelp(false); picked = null; renderBoard(); },
@@ -615,42 +800,66 @@ function download(name, text) {
 async function importPgn(text) {
   const response = await api("/api/pgn", { method: "POST", body: text });
   const reply = await response.json().catch(() => ({ error: response.statusText }));
-  if (!response.ok) showNotice(reply.error);
-  else showNotice("");
+  commandError = response.ok ? "" : reply.error;
+  renderNotice();
+}
+
+// Resigning takes two clicks: the first asks, the second (within a few seconds) resigns.
+let resignAsked = null;
+
+function resign() {
+  const button = $("resign");
+  if (resignAsked) {
+    clearTimeout(resignAsked);
+    resignAsked = null;
+    button.classList.remove("confirm");
+    button.textContent = t("ui.play.resign");
+    command({ cmd: "resign" });
+    return;
+  }
+  button.classList.add("confirm");
+  button.textContent = t("ui.play.resign-confirm");
+  resignAsked = setTimeout(() => {
+    resignAsked = null;
+    button.classList.remove("confirm");
+    button.textContent = t("ui.play.resign");
+  }, 4000);
 }
 
 function wire() {
-  const board = $("board");
-  board.addEventListener("pointerdown", onPointerDown);
-  board.addEventListener("pointermove", onPointerMove);
-  board.addEventListener("pointerup", onPointerUp);
-  board.addEventListener("pointercancel", () => { drag = null; $("drag-layer").textContent = ""; });
+  const svg = $("board");
+  svg.addEventListener("pointermove", onPointerMove);
+  svg.addEventListener("pointerup", onPointerUp);
+  svg.addEventListener("pointercancel", () => { drag = null; board.floating(null); });
   document.addEventListener("keydown", onKey);
   $("nav-start").addEventListener("click", () => view(0));
-  $("nav-back").addEventListener("click", () => view(state.cursor - 1));
-  $("nav-forward").addEventListener("click", () => view(state.cursor + 1));
+  $("nav-back").addEventListener("click", () => view(cursorNow() - 1));
+  $("nav-forward").addEventListener("click", () => view(cursorNow() + 1));
   $("nav-end").addEventListener("click", () => view(state.moves.length));
-  $("flip").addEventListener("click", flip);
-  $("coords").addEventListener("click", () => board.classList.toggle("coords"));
+  $("flip").addEventListener("click", () => toggle("flipped"));
+  $("coords").addEventListener("click", () => toggle("coords"));
+  $("sound").addEventListener("click", () => toggle("sound"));
   $("help-button").addEventListener("click", () => toggleHelp());
   $("help-close").addEventListener("click", () => toggleHelp(false));
-  $("move-form").addEventListener("submit", (e) => {
+  $("move-form").addEventListener("submit", async (e) => {
     e.preventDefault();
     const mv = $("move-input").value.trim().toLowerCase();
-    if (mv) play(mv).then(() => { $("move-input").value = ""; });
+    // A refused move stays in the box to be corrected.
+    if (mv && await play(mv)) $("move-input").value = "";
   });
   const newGame = (fen) => command({
     cmd: "new_game", fen, human: $("play-colour").value, level: parseInt($("play-level").value, 10),
-    tc: $("play-tc").value, engine: parseInt($("play-engine").value, 10),
+    tc: $("play-tc").value, engine: state && state.public ? undefined : parseInt($("play-engine").value, 10),
   });
   $("new-game").addEventListener("click", () => newGame(null));
   $("new-game-fen").addEventListener("click", () => newGame($("fen").value));
   $("takeback").addEventListener("click", () => command({ cmd: "takeback" }));
   $("hint").addEventListener("click", () => command({ cmd: "hint" }));
-  $("resign").addEventListener("click", () => command({ cmd: "resign" }));
+  $("resign").addEventListener("click", resign);
   $("analyse-toggle").addEventListener("click", () => command({ cmd: "analysis", on: !state.analysing }));
   $("multipv").addEventListener("change", () => command({ cmd: "multipv", lines: parseInt($("multipv").value, 10) }));
   $("free-analysis").addEventListener("click", () => command({ cmd: "analyse" }));
+  $("review-start").addEventListener("click", () => command({ cmd: "review" }));
   $("watch-start").addEventListener("click", () => command({
     cmd: "watch", white: parseInt($("watch-white").value, 10), black: parseInt($("watch-black").value, 10),
     tc: $("watch-tc").value,
@@ -675,12 +884,23 @@ function wire() {
   $("graph").addEventListener("click", (e) => {
     const box = $("graph").getBoundingClientRect();
     const n = Math.max(state.moves.length, 1);
-    view(Math.round(((e.clientX - box.left) / box.width) * n));
+    const scale = box.width / 320;
+    const along = (e.clientX - box.left) / scale - GRAPH.left;
+    view(Math.round((along / (GRAPH.right - GRAPH.left)) * n));
   });
   $("moves").addEventListener("click", (e) => {
+    const alt = e.target.closest(".alt");
+    if (alt) {
+      command({ cmd: "choose", node: parseInt(alt.dataset.node, 10) });
+      return;
+    }
     const ply = e.target.closest(".ply");
     if (ply) view(parseInt(ply.dataset.ply, 10));
   });
+  const currentNode = () => state.moves[state.cursor - 1].node;
+  $("promote").addEventListener("click", () => command({ cmd: "promote", node: currentNode() }));
+  $("delete-move").addEventListener("click", () => command({ cmd: "delete", node: currentNode() }));
+  onLanguageChange(() => { if (state) render(); });
   setInterval(() => { if (state) renderClocks(); }, 100);
 }
 
@@ -688,17 +908,19 @@ function connect() {
   const events = new EventSource("/api/events?token=" + encodeURIComponent(token));
   events.addEventListener("state", (e) => onState(e.data));
   events.addEventListener("analysis", (e) => onAnalysis(e.data));
-  events.onerror = () => { $("status").textContent = "connection to agon lost, retrying..."; };
+  events.onerror = () => { $("status").textContent = t("ui.status.connection-lost"); };
 }
 
 async function start() {
+  translateStatic();
+  loadPreferences();
   const response = await api("/api/geometry");
   if (!response.ok) {
-    document.body.textContent = "This page needs the URL agon gui printed, with its token.";
+    document.body.textContent = t("ui.error.token");
     return;
   }
   geometry = await response.json();
-  buildBoard();
+  board = AgonBoard.create($("board"), geometry, { onCell });
   wire();
   connect();
 }
