@@ -55,6 +55,7 @@ pub(crate) fn run(
         limits,
         Duration::from_millis(options.move_overhead_ms),
         control.pondering.load(Ordering::Relaxed),
+        &options.tuning.params,
     );
     let Some((main_history, helper_histories)) = histories.split_first_mut() else {
         return SearchOutcome {
