@@ -99,37 +99,7 @@ enum Command {
     /// `agon match` between the engine set to theta plus and minus a random
     /// perturbation; the state is saved after every iteration and a run
     /// resumes from it.
-    Spsa {
-        /// The run's state (created, or continued when it exists: its
-        /// settings then win over the ones below).
-        #[arg(long)]
-        state: std::path::PathBuf,
-        /// The engine program (default: this one).
-        #[arg(long)]
-        engine: Option<std::path::PathBuf>,
-        /// Parameters to tune, by name, comma-separated (default: all;
-        /// protocol.md lists them under "Developer options").
-        #[arg(long, value_delimiter = ',')]
-        params: Vec<String>,
-        /// Iterations of the run.
-        #[arg(long, default_value_t = 200)]
-        iterations: u64,
-        /// Game pairs per iteration.
-        #[arg(long, default_value_t = 4)]
-        pairs: u64,
-        /// Limits of both sides, as `agon match` engine keys.
-        #[arg(long, default_value = "tc=1+0.01")]
-        limit: String,
-        /// Games at once.
-        #[arg(long, default_value_t = 1, value_parser = threads())]
-        concurrency: usize,
-        /// Seed of the perturbations and openings.
-        #[arg(long, default_value_t = 1)]
-        seed: u64,
-        /// Stop after this many more iterations (resume later).
-        #[arg(long)]
-        max_iterations: Option<u64>,
-    },
+    Spsa(SpsaArgs),
     /// Self-play training data: games at fixed nodes per move, appended to a
     /// file of compact records (protocol.md, "Training records").
     Datagen {
@@ -285,30 +255,7 @@ fn main() -> ExitCode {
             result_weight,
         }) => agon::tools::tune::run(&files, result_weight, &mut io::stdout().lock())
             .map_err(Into::into),
-        Some(Command::Spsa {
-            state,
-            engine,
-            params,
-            iterations,
-            pairs,
-            limit,
-            concurrency,
-            seed,
-            max_iterations,
-        }) => run_spsa(
-            &state,
-            engine,
-            agon::tools::spsa::SpsaSettings {
-                engine: std::path::PathBuf::new(),
-                params,
-                iterations,
-                pairs,
-                limit,
-                concurrency,
-                seed,
-            },
-            max_iterations,
-        ),
+        Some(Command::Spsa(args)) => run_spsa(args),
         Some(Command::Datagen {
             output,
             nodes,
@@ -447,18 +394,61 @@ impl Evaluation {
 }
 
 /// Runs `agon datagen`; Ctrl-C ends it after the games being played.
-/// `agon spsa`: the engine defaults to this program.
-fn run_spsa(
-    state: &std::path::Path,
+/// The arguments of `agon spsa`.
+#[derive(clap::Args)]
+struct SpsaArgs {
+    /// The run's state (created, or continued when it exists: its
+    /// settings then win over the ones below).
+    #[arg(long)]
+    state: std::path::PathBuf,
+    /// The engine program (default: this one).
+    #[arg(long)]
     engine: Option<std::path::PathBuf>,
-    mut settings: agon::tools::spsa::SpsaSettings,
+    /// Parameters to tune, by name, comma-separated (default: all;
+    /// protocol.md lists them under "Developer options").
+    #[arg(long, value_delimiter = ',')]
+    params: Vec<String>,
+    /// Iterations of the run.
+    #[arg(long, default_value_t = 200)]
+    iterations: u64,
+    /// Game pairs per iteration.
+    #[arg(long, default_value_t = 4)]
+    pairs: u64,
+    /// Limits of both sides, as `agon match` engine keys.
+    #[arg(long, default_value = "tc=1+0.01")]
+    limit: String,
+    /// Games at once.
+    #[arg(long, default_value_t = 1, value_parser = threads())]
+    concurrency: usize,
+    /// Seed of the perturbations and openings.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Stop after this many more iterations (resume later).
+    #[arg(long)]
     max_iterations: Option<u64>,
-) -> Result<(), Box<dyn std::error::Error>> {
-    settings.engine = match engine {
+}
+
+/// `agon spsa`: the engine defaults to this program.
+fn run_spsa(args: SpsaArgs) -> Result<(), Box<dyn std::error::Error>> {
+    let engine = match args.engine {
         Some(path) => path,
         None => std::env::current_exe()?,
     };
-    agon::tools::spsa::run(state, settings, max_iterations, &mut io::stdout().lock())
+    let settings = agon::tools::spsa::SpsaSettings {
+        engine,
+        params: args.params,
+        iterations: args.iterations,
+        pairs: args.pairs,
+        limit: args.limit,
+        concurrency: args.concurrency,
+        seed: args.seed,
+    };
+    agon::tools::spsa::run(
+        &args.state,
+        settings,
+        args.max_iterations,
+        &mut io::stdout().lock(),
+    )
 }
 
 fn run_datagen(
