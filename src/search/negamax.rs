@@ -45,13 +45,6 @@ pub struct Shared<'a> {
     pub node_counts: Vec<AtomicU64>,
     /// Keys of the positions of the game so far, the root included.
     pub history_keys: Vec<u64>,
-    /// The positions a search line that reaches them draws by repetition
-    /// although they are not on the line: the root, and the positions the
-    /// game has already seen twice, so that the next time is the third. A
-    /// position the game has seen only once is no draw yet (a line through
-    /// it twice draws on the line itself), lest the engine, ahead in a long
-    /// game, find every move a draw and repeat.
-    pub draw_keys: Vec<u64>,
     /// The position searched.
     pub root: Position,
     /// The moves the root may play.
@@ -467,7 +460,7 @@ impl<'a, 'h> Worker<'a, 'h> {
     fn is_repetition(&self, key: u64) -> bool {
         self.filter[filter_slot(key)] != 0
             && (self.path.iter().rev().skip(1).step_by(2).any(|&k| k == key)
-                || self.shared.draw_keys.contains(&key))
+                || self.shared.history_keys.contains(&key))
     }
 
     /// A repetition's score for the side to move at `ply`: the side that

@@ -13,21 +13,6 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-/// The keys that are a draw when a search line reaches them: the root's,
-/// and those of the positions the game has seen at least twice.
-fn draw_keys(game: &Game) -> Vec<u64> {
-    let mut counts = std::collections::HashMap::new();
-    for key in game.history_keys() {
-        *counts.entry(key).or_insert(0u32) += 1;
-    }
-    let root = game.position().key();
-    counts
-        .into_iter()
-        .filter(|&(key, count)| count >= 2 || key == root)
-        .map(|(key, _)| key)
-        .collect()
-}
-
 /// Searches `game`'s position with one thread per history in `histories`.
 pub(crate) fn run(
     tt: &TranspositionTable,
@@ -58,7 +43,6 @@ pub(crate) fn run(
         limits,
         node_counts: (0..histories.len()).map(|_| AtomicU64::new(0)).collect(),
         history_keys: game.history_keys().collect(),
-        draw_keys: draw_keys(game),
         root,
         root_moves,
         multipv: options.multipv,
