@@ -1,7 +1,9 @@
 //! Speed of the learned evaluation: bringing an accumulator up to date
-//! after a move, a full refresh, and the output from an accumulator.
+//! after a move, a full refresh, and the output from an accumulator; and
+//! the inner loops at each instruction level this machine runs.
 
 use agon::rules::{START_FEN, legal_moves, parse_fen};
+use agon::search::nnue::simd::{self, Level, Units};
 use agon::search::nnue::{Accumulator, Network};
 use criterion::{Criterion, criterion_group, criterion_main};
 use std::hint::black_box;
@@ -47,5 +49,30 @@ fn nnue(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, nnue);
+/// One move's work (two rows removed, two added, as a step changes two
+/// cells for each view) and one view's output, per level.
+fn levels(c: &mut Criterion) {
+    let rows: Vec<Units> = (0..5)
+        .map(|row| std::array::from_fn(|unit| ((row * 131 + unit * 17) % 401) as i16 - 200))
+        .collect();
+    for level in Level::available() {
+        c.bench_function(&format!("nnue apply 2+2 rows ({level:?})"), |b| {
+            b.iter(|| {
+                let mut values = rows[0];
+                simd::apply(
+                    level,
+                    &mut values,
+                    &[&rows[1], &rows[2]],
+                    black_box(&[&rows[3], &rows[4]]),
+                );
+                values
+            })
+        });
+        c.bench_function(&format!("nnue clipped dot ({level:?})"), |b| {
+            b.iter(|| simd::clipped_dot(level, black_box(&rows[0]), black_box(&rows[1])))
+        });
+    }
+}
+
+criterion_group!(benches, nnue, levels);
 criterion_main!(benches);

@@ -96,6 +96,11 @@ enum Command {
         #[arg(long, default_value_t = 0.0)]
         result_weight: f64,
     },
+    /// Tune the search's numeric parameters by SPSA: game pairs through
+    /// `agon match` between the engine set to theta plus and minus a random
+    /// perturbation; the state is saved after every iteration and a run
+    /// resumes from it.
+    Spsa(SpsaArgs),
     /// Self-play training data: games at fixed nodes per move, appended to a
     /// file of compact records (protocol.md, "Training records"); or, with
     /// --stats, the counts of record files.
@@ -275,6 +280,7 @@ fn main() -> ExitCode {
         Some(Command::Datagen { output, stats, .. }) if output.is_none() => {
             run_datagen_stats(&stats)
         }
+        Some(Command::Spsa(args)) => run_spsa(args),
         Some(Command::Datagen {
             output,
             stats: _,
@@ -421,6 +427,63 @@ impl Evaluation {
 
 fn parse_shard(text: &str) -> Result<agon::tools::shard::Shard, String> {
     agon::tools::shard::Shard::parse(text).map_err(|e| e.to_string())
+}
+
+/// The arguments of `agon spsa`.
+#[derive(clap::Args)]
+struct SpsaArgs {
+    /// The run's state (created, or continued when it exists: its
+    /// settings then win over the ones below).
+    #[arg(long)]
+    state: std::path::PathBuf,
+    /// The engine program (default: this one).
+    #[arg(long)]
+    engine: Option<std::path::PathBuf>,
+    /// Parameters to tune, by name, comma-separated (default: all;
+    /// protocol.md lists them under "Developer options").
+    #[arg(long, value_delimiter = ',')]
+    params: Vec<String>,
+    /// Iterations of the run.
+    #[arg(long, default_value_t = 200)]
+    iterations: u64,
+    /// Game pairs per iteration.
+    #[arg(long, default_value_t = 4)]
+    pairs: u64,
+    /// Limits of both sides, as `agon match` engine keys.
+    #[arg(long, default_value = "tc=1+0.01")]
+    limit: String,
+    /// Games at once.
+    #[arg(long, default_value_t = 1, value_parser = threads())]
+    concurrency: usize,
+    /// Seed of the perturbations and openings.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Stop after this many more iterations (resume later).
+    #[arg(long)]
+    max_iterations: Option<u64>,
+}
+
+/// `agon spsa`: the engine defaults to this program.
+fn run_spsa(args: SpsaArgs) -> Result<(), Box<dyn std::error::Error>> {
+    let engine = match args.engine {
+        Some(path) => path,
+        None => std::env::current_exe()?,
+    };
+    let settings = agon::tools::spsa::SpsaSettings {
+        engine,
+        params: args.params,
+        iterations: args.iterations,
+        pairs: args.pairs,
+        limit: args.limit,
+        concurrency: args.concurrency,
+        seed: args.seed,
+    };
+    agon::tools::spsa::run(
+        &args.state,
+        settings,
+        args.max_iterations,
+        &mut io::stdout().lock(),
+    )
 }
 
 /// Runs `agon datagen`; Ctrl-C or SIGTERM stops it at once, dropping the

@@ -5,6 +5,7 @@ use super::command::quote;
 use crate::search::EngineOptions;
 use crate::search::eval::Term;
 use crate::search::nnue::{Network, NetworkError, NetworkRef};
+use crate::search::params::SPECS;
 use std::fmt;
 use std::sync::LazyLock;
 
@@ -211,6 +212,14 @@ static OPTIONS: LazyLock<Vec<OptionSpec>> = LazyLock::new(|| {
             Kind::Check(|s| &mut s.engine.tuning.stability_time),
         ),
     ];
+    options.extend(SPECS.iter().enumerate().map(|(index, spec)| {
+        developer(
+            spec.option,
+            spin(spec.min as u64, spec.max as u64, move |s| {
+                &mut s.engine.tuning.params.values[index]
+            }),
+        )
+    }));
     options.extend(Term::ALL.map(|term| {
         let index = term.index();
         developer(

@@ -381,7 +381,7 @@ impl Session {
             None
         } else {
             let overhead = Duration::from_millis(self.settings.engine.move_overhead_ms);
-            budget(&limits, overhead)
+            budget(&limits, overhead, &self.settings.engine.tuning.params)
                 .and_then(|budget| read_at.checked_add(budget.hard.saturating_add(ANSWER_GRACE)))
         };
         let fallback = limits

@@ -7,6 +7,7 @@ pub mod eval;
 mod negamax;
 pub mod nnue;
 mod ordering;
+pub mod params;
 #[cfg(test)]
 mod tests;
 mod threads;
@@ -228,6 +229,8 @@ pub(crate) struct Tuning {
     pub use_network: bool,
     /// The network evaluating when `use_network` is on.
     pub network: nnue::NetworkRef,
+    /// The numeric parameters: margins, reductions, time use.
+    pub params: params::Params,
 }
 
 impl Default for Tuning {
@@ -248,6 +251,7 @@ impl Default for Tuning {
             eval_percent: eval::FULL_PERCENTS,
             use_network: true,
             network: nnue::NetworkRef(nnue::Network::embedded()),
+            params: params::Params::default(),
         }
     }
 }

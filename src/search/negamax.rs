@@ -6,6 +6,7 @@
 use super::eval::{capture_cells, evaluate, has_win_threat, winning_cells};
 use super::nnue::AccumulatorStack;
 use super::ordering::{History, Killers, OrderedMoves, is_winning};
+use super::params::{Param, Params};
 use super::time::TimeManager;
 use super::tt::TranspositionTable;
 use super::{
@@ -15,8 +16,8 @@ use super::{
 use crate::rules::movegen::generate_legal;
 use crate::rules::position::FormationOutcome;
 use crate::rules::{Move, MoveList, Position, count_legal, legal_moves};
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
-use std::sync::{Mutex, OnceLock};
 use std::time::Instant;
 
 /// Deepest iteration ever started.
@@ -25,18 +26,10 @@ pub const MAX_DEPTH: u32 = 100;
 const POLL_INTERVAL: u64 = 1024;
 /// Repetition filter size: a quick "certainly not seen" before scanning.
 const FILTER_SIZE: usize = 4096;
-/// Aspiration window half-width at the first iteration that uses one.
-const ASPIRATION_DELTA: i32 = 30;
 /// Plies of quiescence search at most.
 const QUIESCENCE_DEPTH: u32 = 8;
 /// Plies of quiescence search in which formation threats are answered.
 const QUIESCENCE_EVASION_DEPTH: u32 = 2;
-/// Reverse futility pruning applies up to this depth...
-const STATIC_PRUNING_DEPTH: i32 = 6;
-/// ...when the static evaluation beats beta by this much per ply of depth.
-const STATIC_PRUNING_MARGIN: i32 = 80;
-/// Null-move pruning needs at least this much depth.
-const NULL_MOVE_DEPTH: i32 = 3;
 
 /// What all threads of one search share.
 pub struct Shared<'a> {
@@ -147,21 +140,35 @@ pub struct Worker<'a, 'h> {
     iteration: i32,
 }
 
-/// Late move reductions by depth and move index, computed once: a fresh
-/// table per search would cost more than a small search itself.
-fn reduction_table() -> &'static [[i32; 64]; 64] {
-    static TABLE: OnceLock<[[i32; 64]; 64]> = OnceLock::new();
-    TABLE.get_or_init(|| {
-        std::array::from_fn(|depth| {
-            std::array::from_fn(|count| {
-                if depth > 0 && count > 0 {
-                    (0.5 + (depth as f64).ln() * (count as f64).ln() / 2.25) as i32
-                } else {
-                    0
-                }
-            })
+/// Late move reductions by depth and move index for the parameters'
+/// values, computed once for each pair of values a process uses (a fresh
+/// table per search would cost more than a small search itself).
+fn reduction_table(params: &Params) -> &'static [[i32; 64]; 64] {
+    type Table = [[i32; 64]; 64];
+    static TABLES: Mutex<Vec<((i32, i32), &'static Table)>> = Mutex::new(Vec::new());
+    let key = (
+        params[Param::ReductionBase],
+        params[Param::ReductionDivisor],
+    );
+    let mut tables = TABLES
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(&(_, table)) = tables.iter().find(|(known, _)| *known == key) {
+        return table;
+    }
+    let base = f64::from(key.0) / 100.0;
+    let divisor = f64::from(key.1.max(1)) / 100.0;
+    let table: &'static Table = Box::leak(Box::new(std::array::from_fn(|depth| {
+        std::array::from_fn(|count| {
+            if depth > 0 && count > 0 {
+                (base + (depth as f64).ln() * (count as f64).ln() / divisor) as i32
+            } else {
+                0
+            }
         })
-    })
+    })));
+    tables.push((key, table));
+    table
 }
 
 fn filter_slot(key: u64) -> usize {
@@ -198,7 +205,7 @@ impl<'a, 'h> Worker<'a, 'h> {
             pv_len: [0; MAX_PLY + 1],
             path: Vec::with_capacity(MAX_PLY + 1),
             filter,
-            reductions: reduction_table(),
+            reductions: reduction_table(&shared.tuning.params),
             root_moves: Vec::new(),
             duties,
             accumulators: shared
@@ -338,7 +345,7 @@ impl<'a, 'h> Worker<'a, 'h> {
     fn iterate(&mut self, depth: i32, lines: usize, previous: &mut i32) -> bool {
         self.iteration = depth;
         for line in 0..lines {
-            let mut delta = ASPIRATION_DELTA;
+            let mut delta = self.shared.tuning.params[Param::AspirationDelta];
             let (mut alpha, mut beta) = if self.shared.tuning.aspiration && depth >= 5 && line == 0
             {
                 (
@@ -560,6 +567,7 @@ impl<'a, 'h> Worker<'a, 'h> {
         let key = position.key();
         let us = position.side_to_move();
         let tuning = self.shared.tuning;
+        let params = &tuning.params;
         // A formation threat is this game's check and is answered a ply
         // deeper; within twice the iteration's depth, so that a chain of
         // threats cannot run away. Without the extension the threat is
@@ -613,8 +621,10 @@ impl<'a, 'h> Worker<'a, 'h> {
                 && quiet
                 && !pv_node
                 && !threatened
-                && depth <= 3
-                && index >= 4 + 3 * (depth * depth) as usize
+                && depth <= params[Param::MovePruningDepth]
+                && index as i32
+                    >= params[Param::MovePruningBase]
+                        + params[Param::MovePruningFactor] * depth * depth
                 && best > -MATE_BOUND
             {
                 index += 1;
@@ -699,17 +709,20 @@ impl<'a, 'h> Worker<'a, 'h> {
         ply: usize,
     ) -> Option<i32> {
         let tuning = self.shared.tuning;
-        let futile = tuning.static_pruning && depth <= STATIC_PRUNING_DEPTH;
-        let may_pass = tuning.null_move && depth >= NULL_MOVE_DEPTH && !self.passed[ply];
+        let params = &tuning.params;
+        let futile = tuning.static_pruning && depth <= params[Param::StaticPruningDepth];
+        let may_pass =
+            tuning.null_move && depth >= params[Param::NullMoveDepth] && !self.passed[ply];
         if !futile && !may_pass {
             return None;
         }
         let static_eval = self.evaluate(position, ply);
-        if futile && static_eval - STATIC_PRUNING_MARGIN * depth >= beta {
+        if futile && static_eval - params[Param::StaticPruningMargin] * depth >= beta {
             return Some(static_eval);
         }
         if may_pass && static_eval >= beta {
-            let reduction = 3 + depth / 4;
+            let reduction =
+                params[Param::NullMoveReduction] + depth / params[Param::NullMoveDivisor].max(1);
             self.passed[ply + 1] = true;
             let score = -self.negamax(
                 &position.with_turn_passed(),
@@ -766,7 +779,7 @@ impl<'a, 'h> Worker<'a, 'h> {
             self.killers.record(ply, mv);
         }
         if tuning.history {
-            let bonus = (depth * depth).min(1200);
+            let bonus = (depth * depth).min(tuning.params[Param::HistoryBonusMax]);
             self.history.update(position, mv, bonus);
             for other in tried.iter().flatten() {
                 self.history.update(position, *other, -bonus);

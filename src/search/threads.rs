@@ -58,6 +58,7 @@ pub(crate) fn run(
         Duration::from_millis(options.move_overhead_ms),
         started,
         control.pondering.load(Ordering::Relaxed),
+        &options.tuning.params,
     );
     let Some((main_history, helper_histories)) = histories.split_first_mut() else {
         return SearchOutcome {

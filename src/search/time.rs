@@ -4,6 +4,7 @@
 //! the clock restarts when pondering ends.
 
 use super::SearchLimits;
+use super::params::{Param, Params};
 use std::time::{Duration, Instant};
 
 /// Moves assumed left in the game when the clock does not say.
@@ -25,7 +26,7 @@ pub struct Budget {
 /// charging it on every move; `None` when no time limit applies. A `movetime` is the time the caller wants
 /// spent and is used in full, as Stockfish does: the overhead covers the
 /// delay of a clock that keeps running, which `movetime` does not have.
-pub fn budget(limits: &SearchLimits, overhead: Duration) -> Option<Budget> {
+pub fn budget(limits: &SearchLimits, overhead: Duration, params: &Params) -> Option<Budget> {
     let from_movetime = limits.movetime.map(|movetime| {
         let time = movetime.max(Duration::from_millis(1));
         Budget {
@@ -42,21 +43,23 @@ pub fn budget(limits: &SearchLimits, overhead: Duration) -> Option<Budget> {
             .moves_to_go
             .unwrap_or(DEFAULT_MOVES_TO_GO)
             .clamp(1, MAX_MOVES_TO_GO);
+        let percent = |param: Param| u32::try_from(params[param]).unwrap_or(0);
         // The overhead is lost on every move, not once: a share that ignored
         // it would run the clock down to the reserve whenever the delays
         // exceed the increment (as on a busy machine) and lose on time at
         // the next longer one. A tenth of the share is always kept, so that
         // a short clock still gets a search.
-        let share = available / moves_to_go + clock.increment * 3 / 4;
+        let share =
+            available / moves_to_go + clock.increment * percent(Param::TimeIncrementPercent) / 100;
         let optimum = share.saturating_sub(overhead).max(share / 10);
         let cap = if moves_to_go == 1 {
             available
         } else {
             available * 3 / 4
         };
-        let hard = (optimum * 4).min(cap);
+        let hard = (optimum * percent(Param::TimeHardPercent) / 100).min(cap);
         Budget {
-            soft: (optimum * 6 / 10).min(hard),
+            soft: (optimum * percent(Param::TimeSoftPercent) / 100).min(hard),
             hard,
         }
     });
@@ -84,9 +87,10 @@ impl TimeManager {
         overhead: Duration,
         started: Instant,
         pondering: bool,
+        params: &Params,
     ) -> TimeManager {
         TimeManager {
-            budget: budget(limits, overhead),
+            budget: budget(limits, overhead, params),
             started,
             pondering,
         }
@@ -147,7 +151,10 @@ mod tests {
 
     #[test]
     fn no_time_limit_means_no_budget() {
-        assert_eq!(budget(&SearchLimits::default(), ms(30)), None);
+        assert_eq!(
+            budget(&SearchLimits::default(), ms(30), &Params::default()),
+            None
+        );
     }
 
     #[test]
@@ -158,7 +165,7 @@ mod tests {
                 ..SearchLimits::default()
             };
             assert_eq!(
-                budget(&limits, ms(30)),
+                budget(&limits, ms(30), &Params::default()),
                 Some(Budget {
                     soft: ms(movetime),
                     hard: ms(movetime)
@@ -170,7 +177,7 @@ mod tests {
 
     #[test]
     fn a_clock_gives_a_share_of_the_time_and_most_of_the_increment() {
-        let b = budget(&with_clock(60_030, 1000, None), ms(30)).unwrap();
+        let b = budget(&with_clock(60_030, 1000, None), ms(30), &Params::default()).unwrap();
         // 60 s over 30 moves plus three quarters of the increment, less the
         // overhead of this move.
         assert_eq!(b.hard, ms(4 * 2720));
@@ -181,10 +188,10 @@ mod tests {
     fn the_overhead_is_charged_on_every_move() {
         // 1 s + 10 ms: the share (970 / 30 + 7.5 ms) less 30 ms, so that the
         // increment is not spent on the delays and the clock holds up.
-        let b = budget(&with_clock(1000, 10, None), ms(30)).unwrap();
+        let b = budget(&with_clock(1000, 10, None), ms(30), &Params::default()).unwrap();
         assert_eq!(b.hard.as_micros(), 39_333);
         // Where the overhead eats the whole share, a tenth of it is left.
-        let short = budget(&with_clock(400, 10, None), ms(30)).unwrap();
+        let short = budget(&with_clock(400, 10, None), ms(30), &Params::default()).unwrap();
         assert_eq!(short.hard.as_micros(), 7_933);
     }
 
@@ -196,7 +203,12 @@ mod tests {
             (20, 0, None),
             (5, 10, Some(2)),
         ] {
-            let b = budget(&with_clock(time, increment, moves_to_go), ms(30)).unwrap();
+            let b = budget(
+                &with_clock(time, increment, moves_to_go),
+                ms(30),
+                &Params::default(),
+            )
+            .unwrap();
             assert!(
                 b.hard <= ms(time),
                 "{time} {increment} {moves_to_go:?}: {b:?}"
@@ -204,7 +216,7 @@ mod tests {
             assert!(b.soft <= b.hard);
             assert!(!b.hard.is_zero());
         }
-        let last_move = budget(&with_clock(1000, 0, Some(1)), ms(30)).unwrap();
+        let last_move = budget(&with_clock(1000, 0, Some(1)), ms(30), &Params::default()).unwrap();
         assert_eq!(last_move.hard, ms(970));
     }
 
@@ -214,7 +226,13 @@ mod tests {
             movetime: Some(ms(1)),
             ..SearchLimits::default()
         };
-        let mut manager = TimeManager::new(&limits, Duration::ZERO, Instant::now(), true);
+        let mut manager = TimeManager::new(
+            &limits,
+            Duration::ZERO,
+            Instant::now(),
+            true,
+            &Params::default(),
+        );
         std::thread::sleep(ms(5));
         assert!(!manager.hard_expired());
         manager.ponder_hit();

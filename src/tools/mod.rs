@@ -1,5 +1,6 @@
 //! Tools built on the rules and the engine: perft, bench, match statistics,
-//! the match runner, position analysis and the browser GUI.
+//! the match runner, position analysis, the SPSA tuner of the search and
+//! the browser GUI.
 
 pub mod analyze;
 pub mod atomic_file;
@@ -10,6 +11,7 @@ pub mod match_runner;
 pub mod perft;
 pub mod seeds;
 pub mod shard;
+pub mod spsa;
 pub mod stats;
 pub mod train;
 pub mod tune;

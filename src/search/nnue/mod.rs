@@ -3,11 +3,13 @@
 //! moves, integer inference. The network file format is in protocol.md
 //! ("Network files").
 
+pub mod simd;
 mod stack;
 
 use crate::rules::dense::{dense, turned};
 use crate::rules::geometry::CELL_COUNT;
 use crate::rules::{Cell, Color, Kind, Piece, Position};
+use simd::{Level, Pending};
 pub use stack::AccumulatorStack;
 use std::sync::OnceLock;
 
@@ -216,12 +218,12 @@ impl Accumulator {
             values: [network.input_bias; 2],
         };
         for side in [Color::White, Color::Black] {
+            let values = &mut accumulator.values[side.index()];
+            let mut pending = Pending::new(Level::detected());
             for input in features(position, side) {
-                add(
-                    &mut accumulator.values[side.index()],
-                    &network.input_weights[input],
-                );
+                pending.add(values, &network.input_weights[input]);
             }
+            pending.flush(values);
         }
         accumulator
     }
@@ -234,44 +236,26 @@ impl Accumulator {
             | (before.queens() ^ after.queens())
             | ((before.captured(Color::White) | before.captured(Color::Black))
                 ^ (after.captured(Color::White) | after.captured(Color::Black)));
+        let level = Level::detected();
+        let mut pending = [Pending::new(level), Pending::new(level)];
         for cell in crate::rules::geometry::cells_of(changed) {
             let old = before.piece_at(cell);
             let new = after.piece_at(cell);
             for side in [Color::White, Color::Black] {
                 let values = &mut self.values[side.index()];
+                let side_pending = &mut pending[side.index()];
                 if let Some(piece) = old {
-                    sub(values, &network.input_weights[feature(side, cell, piece)]);
+                    side_pending.remove(values, &network.input_weights[feature(side, cell, piece)]);
                 }
                 if let Some(piece) = new {
-                    add(values, &network.input_weights[feature(side, cell, piece)]);
+                    side_pending.add(values, &network.input_weights[feature(side, cell, piece)]);
                 }
             }
         }
+        for side in [Color::White, Color::Black] {
+            pending[side.index()].flush(&mut self.values[side.index()]);
+        }
     }
-}
-
-#[inline(always)]
-fn add(values: &mut [i16; HIDDEN], weights: &[i16; HIDDEN]) {
-    for (value, weight) in values.iter_mut().zip(weights) {
-        *value = value.wrapping_add(*weight);
-    }
-}
-
-#[inline(always)]
-fn sub(values: &mut [i16; HIDDEN], weights: &[i16; HIDDEN]) {
-    for (value, weight) in values.iter_mut().zip(weights) {
-        *value = value.wrapping_sub(*weight);
-    }
-}
-
-/// The dot product of the clipped hidden units with output weights.
-#[inline(always)]
-fn output_sum(values: &[i16; HIDDEN], weights: &[i16]) -> i32 {
-    values
-        .iter()
-        .zip(weights)
-        .map(|(&value, &weight)| i32::from(value.clamp(0, QA as i16)) * i32::from(weight))
-        .sum()
 }
 
 /// Reads a little-endian i16 at `offset`.
@@ -454,8 +438,14 @@ impl Network {
     pub fn evaluate(&self, accumulator: &Accumulator, side: Color) -> i32 {
         let ours = &accumulator.values[side.index()];
         let theirs = &accumulator.values[(!side).index()];
-        let sum = output_sum(ours, &self.output_weights[..HIDDEN])
-            + output_sum(theirs, &self.output_weights[HIDDEN..])
+        let (our_weights, their_weights) = self.output_weights.split_at(HIDDEN);
+        let level = Level::detected();
+        let sum = simd::clipped_dot(level, ours, our_weights.try_into().expect("HIDDEN weights"))
+            + simd::clipped_dot(
+                level,
+                theirs,
+                their_weights.try_into().expect("HIDDEN weights"),
+            )
             + self.output_bias;
         let centi = i64::from(sum) * i64::from(SCALE) / i64::from(QA * QB);
         centi.clamp(-i64::from(EVAL_LIMIT), i64::from(EVAL_LIMIT)) as i32

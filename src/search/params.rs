@@ -1,0 +1,150 @@
+//! The search's numeric parameters (pruning margins, reductions, the
+//! aspiration window, history bonuses, time use), declared once: each with
+//! its default, its range and the SPSA tuner's step and learning rate. The
+//! protocol exposes each as the developer option `Search <name>`, and
+//! `agon spsa` tunes them.
+
+/// One parameter's declaration.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ParamSpec {
+    /// Its name.
+    pub name: &'static str,
+    /// The developer option that sets it: `Search <name>`.
+    pub option: &'static str,
+    /// The value the engine plays with.
+    pub default: i32,
+    /// The smallest value accepted.
+    pub min: i32,
+    /// The largest value accepted.
+    pub max: i32,
+    /// The SPSA perturbation at the end of a run, in the parameter's units.
+    pub step: f64,
+    /// The SPSA learning rate at the end of a run.
+    pub rate: f64,
+}
+
+macro_rules! params {
+    ($($(#[$doc:meta])* $variant:ident: $default:expr, $min:expr, $max:expr, $step:expr, $rate:expr;)*) => {
+        /// A tunable parameter of the search.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub enum Param {
+            $($(#[$doc])* $variant,)*
+        }
+
+        /// Every parameter's declaration, in the order of [`Param`].
+        pub const SPECS: &[ParamSpec] = &[
+            $(ParamSpec {
+                name: stringify!($variant),
+                option: concat!("Search ", stringify!($variant)),
+                default: $default,
+                min: $min,
+                max: $max,
+                step: $step,
+                rate: $rate,
+            },)*
+        ];
+    };
+}
+
+params! {
+    /// Half-width of the first aspiration window, centi-guards.
+    AspirationDelta: 30, 5, 200, 4.0, 0.002;
+    /// Reverse futility pruning applies up to this depth...
+    StaticPruningDepth: 6, 1, 12, 1.0, 0.002;
+    /// ...when the static evaluation beats beta by this much per ply.
+    StaticPruningMargin: 80, 10, 400, 10.0, 0.002;
+    /// Null-move pruning needs at least this depth.
+    NullMoveDepth: 3, 1, 10, 1.0, 0.002;
+    /// The null move's search is this many plies shallower...
+    NullMoveReduction: 3, 1, 8, 0.7, 0.002;
+    /// ...plus one more per this many plies of depth.
+    NullMoveDivisor: 4, 1, 16, 1.0, 0.002;
+    /// Late move reductions: the constant term, in hundredths of a ply...
+    ReductionBase: 50, 0, 300, 12.0, 0.002;
+    /// ...and the divisor of ln(depth) * ln(move index), in hundredths.
+    ReductionDivisor: 225, 100, 600, 20.0, 0.002;
+    /// Late move pruning applies up to this depth...
+    MovePruningDepth: 3, 1, 8, 0.7, 0.002;
+    /// ...once this many moves...
+    MovePruningBase: 4, 1, 20, 1.0, 0.002;
+    /// ...plus this many times depth squared have been searched.
+    MovePruningFactor: 3, 1, 12, 0.7, 0.002;
+    /// The largest history bonus (the bonus is depth squared).
+    HistoryBonusMax: 1200, 50, 8000, 100.0, 0.002;
+    /// The soft time budget (no new iteration after it), percent of the
+    /// optimum time per move.
+    TimeSoftPercent: 60, 20, 200, 6.0, 0.002;
+    /// The hard time budget (stop at once), percent of the optimum.
+    TimeHardPercent: 400, 100, 1000, 30.0, 0.002;
+    /// The share of the increment counted into the optimum, percent.
+    TimeIncrementPercent: 75, 0, 100, 6.0, 0.002;
+}
+
+impl Param {
+    /// How many parameters there are.
+    pub const COUNT: usize = SPECS.len();
+
+    /// Its declaration.
+    pub fn spec(self) -> &'static ParamSpec {
+        &SPECS[self as usize]
+    }
+}
+
+/// A value for every parameter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Params {
+    /// Indexed by [`Param`] and by [`SPECS`].
+    pub values: [i32; Param::COUNT],
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        Params {
+            values: std::array::from_fn(|index| SPECS[index].default),
+        }
+    }
+}
+
+impl std::ops::Index<Param> for Params {
+    type Output = i32;
+
+    #[inline(always)]
+    fn index(&self, param: Param) -> &i32 {
+        &self.values[param as usize]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_default_lies_in_its_range_and_names_are_distinct() {
+        for (index, spec) in SPECS.iter().enumerate() {
+            assert!(
+                spec.min <= spec.default && spec.default <= spec.max,
+                "{spec:?}"
+            );
+            assert!(spec.min >= 0, "options take whole numbers from 0: {spec:?}");
+            assert!(spec.step > 0.0 && spec.rate > 0.0, "{spec:?}");
+            assert!(
+                SPECS[index + 1..]
+                    .iter()
+                    .all(|other| other.name != spec.name)
+            );
+        }
+        assert_eq!(Param::TimeIncrementPercent.spec().default, 75);
+    }
+
+    #[test]
+    fn protocol_md_documents_every_parameter_with_its_range_and_default() {
+        let protocol = include_str!("../../protocol.md");
+        for spec in SPECS {
+            let row = format!(
+                "| `{}` | {} to {}, default {} |",
+                spec.option, spec.min, spec.max, spec.default
+            );
+            assert!(protocol.contains(&row), "protocol.md lacks {row}");
+        }
+    }
+}

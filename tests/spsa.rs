@@ -1,0 +1,93 @@
+//! `agon spsa`: real iterations through `agon match` at tiny node limits;
+//! a run stopped after some iterations and resumed ends in exactly the
+//! state of a run played straight through, and a refused setting is told.
+
+mod common;
+
+use common::scratch_dir;
+use std::path::Path;
+use std::process::Command;
+
+fn spsa(state: &Path, seed: &str, extra: &[&str]) -> String {
+    let output = Command::new(env!("CARGO_BIN_EXE_agon"))
+        .args(["spsa", "--state"])
+        .arg(state)
+        .args([
+            "--params",
+            "MovePruningBase,HistoryBonusMax,AspirationDelta",
+            "--iterations",
+            "3",
+            "--pairs",
+            "2",
+            "--limit",
+            "nodes=300",
+            "--seed",
+            seed,
+        ])
+        .args(extra)
+        .output()
+        .expect("agon runs");
+    assert!(output.status.success(), "{output:?}");
+    String::from_utf8(output.stdout).expect("utf-8")
+}
+
+fn state(path: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).expect("a state")).expect("json")
+}
+
+#[test]
+fn a_stopped_run_resumes_into_the_state_of_a_straight_run() {
+    let dir = scratch_dir("spsa-resume");
+    let straight = dir.join("straight.json");
+    let stopped = dir.join("stopped.json");
+    let out = spsa(&straight, "4", &[]);
+    assert!(out.contains("finished after 3 of 3 iterations"), "{out}");
+    assert!(out.contains("\"option.Search MovePruningBase="), "{out}");
+    let first = spsa(&stopped, "4", &["--max-iterations", "2"]);
+    assert!(first.contains("stopped after 2 of 3"), "{first}");
+    assert_eq!(state(&stopped)["history"].as_array().unwrap().len(), 2);
+    // The settings of the state win over the command line's.
+    let second = spsa(&stopped, "9", &[]);
+    assert_eq!(second.lines().count(), 2, "{second}");
+    let (straight, resumed) = (state(&straight), state(&stopped));
+    assert_eq!(straight, resumed);
+    let games: u64 = resumed["history"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|record| {
+            ["plus_wins", "minus_wins", "draws"]
+                .iter()
+                .map(|key| record[key].as_u64().unwrap())
+                .sum::<u64>()
+        })
+        .sum();
+    assert_eq!(games, 12, "2 pairs a iteration: {resumed}");
+    let start = [4.0, 1200.0, 30.0];
+    let moved = resumed["theta"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(start)
+        .any(|(theta, start)| theta.as_f64().unwrap() != start);
+    assert!(moved, "decisive games move theta: {resumed}");
+}
+
+#[test]
+fn an_unknown_parameter_is_refused_with_the_known_ones() {
+    let dir = scratch_dir("spsa-unknown");
+    let output = Command::new(env!("CARGO_BIN_EXE_agon"))
+        .args(["spsa", "--state"])
+        .arg(dir.join("s.json"))
+        .args(["--params", "Nonsense"])
+        .output()
+        .expect("agon runs");
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("unknown search parameter 'Nonsense'")
+            && stderr.contains("AspirationDelta"),
+        "{stderr}"
+    );
+    assert!(!dir.join("s.json").exists());
+}
