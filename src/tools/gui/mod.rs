@@ -3,7 +3,7 @@
 
 pub mod driver;
 pub mod pgn;
-mod server;
+pub(crate) mod server;
 pub mod session;
 
 use session::{EngineChoice, Session, lock};
@@ -152,7 +152,7 @@ async fn tick(session: Arc<std::sync::Mutex<Session>>) {
     }
 }
 
-async fn shutdown_signal() {
+pub(crate) async fn shutdown_signal() {
     let interrupt = async {
         let _ = tokio::signal::ctrl_c().await;
     };

@@ -62,6 +62,18 @@ pub fn allowed_hosts(host: IpAddr, port: u16) -> Vec<String> {
 
 /// The routes.
 pub fn router(shared: Shared) -> Router {
+    page_routes()
+        .route("/api/state", get(state))
+        .route("/api/events", get(events))
+        .route("/api/command", post(command))
+        .route("/api/pgn", get(export).post(import))
+        .route("/api/preview", post(preview))
+        .layer(middleware::from_fn_with_state(shared.clone(), guard))
+        .with_state(shared)
+}
+
+/// The page and its files, which hold no state: the same for `agon gui` and `agon serve`.
+pub(crate) fn page_routes<S: Clone + Send + Sync + 'static>() -> Router<S> {
     Router::new()
         .route("/", get(index))
         .route(
@@ -78,13 +90,26 @@ pub fn router(shared: Shared) -> Router {
         )
         .route("/lang.js", get(language_tables))
         .route("/api/geometry", get(|| async { axum::Json(geometry()) }))
-        .route("/api/state", get(state))
-        .route("/api/events", get(events))
-        .route("/api/command", post(command))
-        .route("/api/pgn", get(export).post(import))
-        .route("/api/preview", post(preview))
-        .layer(middleware::from_fn_with_state(shared.clone(), guard))
-        .with_state(shared)
+}
+
+/// The headers that keep the page from loading or being framed by anything foreign.
+pub(crate) fn add_security_headers(headers: &mut HeaderMap) {
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    headers.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(
+            "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; frame-ancestors 'none'",
+        ),
+    );
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    headers.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
+    headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
 }
 
 fn refuse(status: StatusCode, why: &str) -> Response {
@@ -123,14 +148,7 @@ async fn guard(
         }
     }
     let mut response = next.run(request).await;
-    let headers = response.headers_mut();
-    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    headers.insert(
-        header::CONTENT_SECURITY_POLICY,
-        HeaderValue::from_static(
-            "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'",
-        ),
-    );
+    add_security_headers(response.headers_mut());
     response
 }
 

@@ -18,9 +18,9 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 /// The engine a person plays against by default searches this long per move.
-const FULL_STRENGTH_MOVETIME_MS: u64 = 1000;
+pub(crate) const FULL_STRENGTH_MOVETIME_MS: u64 = 1000;
 /// Node limits of the strength levels below full strength.
-const LEVEL_NODES: [u64; 4] = [300, 3_000, 30_000, 300_000];
+pub(crate) const LEVEL_NODES: [u64; 4] = [300, 3_000, 30_000, 300_000];
 /// Analysis updates sent to the page at most this often.
 pub const ANALYSIS_INTERVAL: Duration = Duration::from_millis(100);
 
@@ -1372,7 +1372,7 @@ fn finished(position: &Position) -> bool {
 }
 
 /// The captured pieces that may be relocated now (the queen first).
-fn movers(position: &Position) -> Bitboard {
+pub(crate) fn movers(position: &Position) -> Bitboard {
     let captured = position.captured(position.side_to_move());
     let queen = captured & position.queens();
     if queen != 0 { queen } else { captured }
@@ -1393,7 +1393,7 @@ fn setoption(name: &str, value: Option<&str>) -> String {
 }
 
 /// Every cell with its FEN letter (`*` when captured), empty when empty.
-fn cells_json(position: &Position) -> Value {
+pub(crate) fn cells_json(position: &Position) -> Value {
     let mut cells = serde_json::Map::new();
     for cell in Cell::all() {
         let letter = position.piece_at(cell).map_or(String::new(), |piece| {
