@@ -24,13 +24,14 @@ const INDEX_HTML: &str = include_str!("web/index.html");
 const APP_JS: &str = include_str!("web/app.js");
 const APP_CSS: &str = include_str!("web/app.css");
 const I18N_JS: &str = include_str!("web/i18n.js");
+const BOARD_JS: &str = include_str!("web/board.js");
 
 /// The page's string tables, one file a language; the page learns the
 /// languages it speaks from this list alone (served joined as `/lang.js`).
 const LANGUAGE_TABLES: &[&str] = &[include_str!("web/lang/en.js")];
 
 /// The static files anyone may fetch: they hold no state and no token.
-const PUBLIC_ASSETS: &[&str] = &["/app.js", "/app.css", "/i18n.js", "/lang.js"];
+const PUBLIC_ASSETS: &[&str] = &["/app.js", "/app.css", "/i18n.js", "/lang.js", "/board.js"];
 
 /// What every request handler shares.
 #[derive(Clone)]
@@ -87,6 +88,10 @@ pub(crate) fn page_routes<S: Clone + Send + Sync + 'static>() -> Router<S> {
         .route(
             "/i18n.js",
             get(|| asset(I18N_JS, "text/javascript; charset=utf-8")),
+        )
+        .route(
+            "/board.js",
+            get(|| asset(BOARD_JS, "text/javascript; charset=utf-8")),
         )
         .route("/lang.js", get(language_tables))
         .route("/api/geometry", get(|| async { axum::Json(geometry()) }))

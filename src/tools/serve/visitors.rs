@@ -5,9 +5,10 @@
 use super::metrics::{ErrorKind, Metrics};
 use super::pool::{Job, Outcome, Pool};
 use super::store::{Ending, Store, StoredGame, now};
-use super::view::level_search;
-use crate::rules::{Color, Game, GameResult, Position, Termination, parse_fen, to_fen};
-use crate::tools::gui::session::{Command, LEVEL_NODES};
+use super::view::Surroundings;
+use crate::rules::{Color, Position, parse_fen, start_position, to_fen};
+use crate::tools::gui::session::record::{Finish, Ply, Record};
+use crate::tools::gui::session::{Command, LEVEL_NODES, level_search};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
@@ -62,39 +63,100 @@ pub fn is_id(text: &str) -> bool {
 
 /// One game in memory.
 struct LiveGame {
-    record: StoredGame,
+    id: String,
+    visitor: String,
+    level: usize,
+    human: Color,
+    /// The record as `agon gui` keeps it (the view is built from it).
+    record: Record,
     /// Not yet in the database: a fresh game no move has been played in.
     stored: bool,
-    cursor: usize,
     /// An engine search for its next move is queued or running.
     waiting: bool,
     /// Searches ahead of it in the queue; `None` once an engine has it.
     queue_position: Option<usize>,
 }
 
+fn names(human: Color, level: usize) -> [String; 2] {
+    let engine = format!("agon level {level}");
+    match human {
+        Color::White => ["you".into(), engine],
+        Color::Black => [engine, "you".into()],
+    }
+}
+
+fn ply(mv: &str) -> Ply {
+    Ply {
+        mv: mv.to_string(),
+        score: None,
+        depth: None,
+        time_ms: None,
+        book: false,
+    }
+}
+
+fn colour_name(colour: Color) -> String {
+    colour.name().to_lowercase()
+}
+
+fn ending_of(finish: &Finish) -> Ending {
+    Ending {
+        winner: finish.winner.map(colour_name),
+        termination: finish.termination.clone(),
+        reason: finish.reason.clone(),
+    }
+}
+
+fn finish_of(ending: &Ending) -> Finish {
+    Finish {
+        winner: match ending.winner.as_deref() {
+            Some("white") => Some(Color::White),
+            Some("black") => Some(Color::Black),
+            _ => None,
+        },
+        termination: ending.termination.clone(),
+        reason: ending.reason.clone(),
+    }
+}
+
+fn win_for(winner: Color, termination: &str, reason: String) -> Finish {
+    Finish {
+        winner: Some(winner),
+        termination: termination.into(),
+        reason,
+    }
+}
+
 impl LiveGame {
-    fn new(visitor: &str, level: usize, human: Color, start: &Position) -> LiveGame {
+    fn new(visitor: &str, level: usize, human: Color, start: Position) -> LiveGame {
         LiveGame {
-            record: StoredGame {
-                id: new_id(),
-                visitor: visitor.to_string(),
-                level,
-                human: human.name().to_lowercase(),
-                start_fen: to_fen(start),
-                moves: Vec::new(),
-                ending: None,
-                updated: now(),
-            },
+            id: new_id(),
+            visitor: visitor.to_string(),
+            level,
+            human,
+            record: Record::new(start, names(human, level)),
             stored: false,
-            cursor: 0,
             waiting: false,
             queue_position: None,
         }
     }
 
-    fn loaded(record: StoredGame) -> LiveGame {
+    fn loaded(stored: StoredGame) -> LiveGame {
+        let human = if stored.human == "black" {
+            Color::Black
+        } else {
+            Color::White
+        };
+        let start = parse_fen(&stored.start_fen).unwrap_or_else(|_| start_position());
+        let mut record = Record::new(start, names(human, stored.level));
+        record.plies = stored.moves.iter().map(|mv| ply(mv)).collect();
+        record.cursor = record.plies.len();
+        record.finish = stored.ending.as_ref().map(finish_of);
         LiveGame {
-            cursor: record.moves.len(),
+            id: stored.id,
+            visitor: stored.visitor,
+            level: stored.level,
+            human,
             record,
             stored: true,
             waiting: false,
@@ -102,98 +164,65 @@ impl LiveGame {
         }
     }
 
-    fn human(&self) -> Color {
-        if self.record.human == "black" {
-            Color::Black
-        } else {
-            Color::White
+    fn moves(&self) -> Vec<String> {
+        self.record.plies.iter().map(|p| p.mv.clone()).collect()
+    }
+
+    /// The game as the database keeps it.
+    fn stored_form(&self) -> StoredGame {
+        StoredGame {
+            id: self.id.clone(),
+            visitor: self.visitor.clone(),
+            level: self.level,
+            human: colour_name(self.human),
+            start_fen: to_fen(&self.record.start),
+            moves: self.moves(),
+            ending: self.record.verdict().as_ref().map(ending_of),
+            updated: now(),
         }
-    }
-
-    fn start(&self) -> Position {
-        parse_fen(&self.record.start_fen).unwrap_or_else(|_| crate::rules::start_position())
-    }
-
-    fn game_at(&self, plies: usize) -> Game {
-        let mut game = Game::new(self.start());
-        for mv in self.record.moves.iter().take(plies) {
-            if game.play_text(mv).is_err() {
-                break;
-            }
-        }
-        game
-    }
-
-    fn game(&self) -> Game {
-        self.game_at(self.record.moves.len())
     }
 
     fn in_progress(&self) -> bool {
-        self.record.ending.is_none()
+        self.record.verdict().is_none()
     }
 
     fn engine_to_move(&self) -> bool {
-        self.in_progress() && self.game().position().side_to_move() != self.human()
+        self.in_progress() && self.record.game().position().side_to_move() != self.human
     }
 
     /// The search for the engine's move at the end of the game.
     fn job(&self) -> Job {
-        let (go, budget) = level_search(self.record.level);
-        let mut position = format!("position fen {}", self.record.start_fen);
-        if !self.record.moves.is_empty() {
+        let (go, budget) = level_search(self.level);
+        let mut position = format!("position fen {}", to_fen(&self.record.start));
+        if !self.record.plies.is_empty() {
             position.push_str(" moves ");
-            position.push_str(&self.record.moves.join(" "));
+            position.push_str(&self.moves().join(" "));
         }
         Job::new(
-            &self.record.visitor,
-            &self.record.id,
-            self.record.moves.len(),
+            &self.visitor,
+            &self.id,
+            self.record.plies.len(),
             position,
             go,
             budget,
         )
     }
-}
 
-/// The ending the board gives, if any.
-fn board_ending(game: &Game) -> Option<Ending> {
-    match game.result() {
-        GameResult::Ongoing => None,
-        GameResult::Draw => Some(Ending {
-            winner: None,
-            termination: "repetition".into(),
-            reason: "draw by repetition: the same position for the third time".into(),
-        }),
-        GameResult::Win { winner, reason } => Some(Ending {
-            winner: Some(winner.name().to_lowercase()),
-            termination: reason.name().into(),
-            reason: match reason {
-                Termination::Formation => {
-                    format!(
-                        "{} wins: queen on the throne inside six guards",
-                        winner.name()
-                    )
-                }
-                Termination::Forfeit => format!(
-                    "{} wins: {} surrounded the throne without its queen",
-                    winner.name(),
-                    (!winner).name()
-                ),
-                Termination::NoMoves => format!(
-                    "{} wins: {} has no legal move",
-                    winner.name(),
-                    (!winner).name()
-                ),
-            },
-        }),
+    /// The ending `mv` would bring, or why it is illegal.
+    fn ending_after(&self, mv: &str) -> Result<Option<Ending>, String> {
+        self.record
+            .game()
+            .play_text(mv)
+            .map_err(|e| format!("illegal move {mv}: {e}"))?;
+        let mut next = self.record.clone();
+        next.plies.push(ply(mv));
+        Ok(next.verdict().as_ref().map(ending_of))
     }
-}
 
-fn win_for(winner: Color, termination: &str, reason: String) -> Ending {
-    Ending {
-        winner: Some(winner.name().to_lowercase()),
-        termination: termination.into(),
-        reason,
+    /// Plays `mv` (already stored) at the end of the record.
+    fn push(&mut self, mv: &str) {
+        self.record.plies.push(ply(mv));
+        self.record.cursor = self.record.plies.len();
     }
 }
 
@@ -209,7 +238,7 @@ struct Visitor {
 
 impl Visitor {
     fn index_of(&self, game: &str) -> Option<usize> {
-        self.games.iter().position(|g| g.record.id == game)
+        self.games.iter().position(|g| g.id == game)
     }
 
     fn in_progress(&self) -> usize {
@@ -222,12 +251,11 @@ impl Visitor {
     /// Makes `game` the current one, a fresh unsaved game first if there is none.
     fn ensure_current(&mut self) {
         if self.games.is_empty() {
-            let start = crate::rules::start_position();
             self.games.push(LiveGame::new(
                 &self.id,
                 LEVEL_NODES.len(),
                 Color::White,
-                &start,
+                start_position(),
             ));
             self.current = 0;
         }
@@ -247,55 +275,32 @@ impl Visitor {
             .games
             .iter()
             .map(|g| {
-                let (white, black) = names(g.human(), g.record.level);
+                let verdict = g.record.verdict();
+                let result = match verdict.as_ref().map(|f| f.winner) {
+                    None => "*",
+                    Some(Some(Color::White)) => "1-0",
+                    Some(Some(Color::Black)) => "0-1",
+                    Some(None) => "1/2-1/2",
+                };
                 json!({
-                    "white": white, "black": black,
-                    "result": result_code(g.record.ending.as_ref()),
-                    "round": Value::Null, "plies": g.record.moves.len(),
+                    "white": g.record.names[0], "black": g.record.names[1],
+                    "result": result, "round": Value::Null, "plies": g.record.plies.len(),
                 })
             })
             .collect();
         let game = &self.games[self.current];
-        let mut state = super::view::state(game_view(game), self.version);
-        state["game"] = json!(game.record.id);
-        state["public"] = json!(true);
-        state["library"] = json!(library);
-        state["queue"] = match game.queue_position {
-            Some(position) if game.waiting => json!({ "position": position }),
-            _ => Value::Null,
-        };
-        state
-    }
-}
-
-fn names(human: Color, level: usize) -> (String, String) {
-    let engine = format!("agon level {level}");
-    match human {
-        Color::White => ("you".into(), engine),
-        Color::Black => (engine, "you".into()),
-    }
-}
-
-fn result_code(ending: Option<&Ending>) -> &'static str {
-    match ending.map(|e| e.winner.as_deref()) {
-        None => "*",
-        Some(Some("white")) => "1-0",
-        Some(Some("black")) => "0-1",
-        Some(_) => "1/2-1/2",
-    }
-}
-
-fn game_view(game: &LiveGame) -> super::view::GameView<'_> {
-    let (white, black) = names(game.human(), game.record.level);
-    super::view::GameView {
-        start: game.start(),
-        moves: &game.record.moves,
-        cursor: game.cursor,
-        human: game.human(),
-        level: game.record.level,
-        names: [white, black],
-        ending: game.record.ending.as_ref(),
-        thinking: game.waiting,
+        super::view::state(
+            &game.record,
+            Surroundings {
+                version: self.version,
+                game: game.id.clone(),
+                human: game.human,
+                level: game.level,
+                thinking: game.waiting,
+                queue_position: game.queue_position.filter(|_| game.waiting),
+                library,
+            },
+        )
     }
 }
 
@@ -326,13 +331,13 @@ impl Registry {
         }
         let unfinished = lock(&self.store).unfinished()?;
         let mut resumed = 0;
-        for record in unfinished {
-            let visitor = self.visitor(&record.visitor)?;
+        for stored in unfinished {
+            let visitor = self.visitor(&stored.visitor)?;
             let mut visitor = lock(&visitor);
-            let index = match visitor.index_of(&record.id) {
+            let index = match visitor.index_of(&stored.id) {
                 Some(index) => index,
                 None => {
-                    visitor.games.push(LiveGame::loaded(record));
+                    visitor.games.push(LiveGame::loaded(stored));
                     visitor.games.len() - 1
                 }
             };
@@ -409,6 +414,7 @@ impl Registry {
         let visitor = self.visitor(id).map_err(Refusal::Internal)?;
         let mut visitor = lock(&visitor);
         visitor.touched = Instant::now();
+        visitor.ensure_current();
         let outcome = act(&mut visitor);
         if changes {
             visitor.publish();
@@ -437,19 +443,14 @@ impl Registry {
 
     /// The current game's record as PGN.
     pub fn pgn(&self, visitor: &str) -> Refused<String> {
-        self.with_visitor(visitor, false, |v| {
-            v.ensure_current();
-            Ok(super::view::pgn(game_view(&v.games[v.current])))
-        })
+        self.with_visitor(visitor, false, |v| Ok(v.games[v.current].record.pgn("-")))
     }
 
     /// The board after `moves` from the position shown.
     pub fn preview(&self, visitor: &str, moves: &[String]) -> Refused<Value> {
         self.with_visitor(visitor, false, |v| {
-            v.ensure_current();
-            let game = &v.games[v.current];
-            Ok(super::view::preview(
-                game.game_at(game.cursor).position(),
+            Ok(crate::tools::gui::session::view::preview(
+                &v.games[v.current].record,
                 moves,
             ))
         })
@@ -459,25 +460,24 @@ impl Registry {
     /// returns the id of the game current after it.
     pub fn command(&self, visitor: &str, game: Option<&str>, command: Command) -> Refused<String> {
         self.with_visitor(visitor, true, |v| {
-            v.ensure_current();
             if let Some(game) = game {
                 v.current = v.index_of(game).ok_or(Refusal::NotFound)?;
             }
-            self.carry_out(v, command)?;
+            let outcome = self.carry_out(v, command);
             v.ensure_current();
-            Ok(v.games[v.current].record.id.clone())
+            outcome.map(|()| v.games[v.current].id.clone())
         })
     }
 
     fn carry_out(&self, v: &mut Visitor, command: Command) -> Refused<()> {
         match command {
-            Command::Move { mv } => self.person_moves(v, &mv),
+            Command::Move { mv } => self.person_moves(&mut v.games[v.current], &mv),
             Command::View { ply } => {
-                let game = &mut v.games[v.current];
-                if ply > game.record.moves.len() {
+                let record = &mut v.games[v.current].record;
+                if ply > record.plies.len() {
                     return Err(Refusal::Bad(format!("no ply {ply}")));
                 }
-                game.cursor = ply;
+                record.cursor = ply;
                 Ok(())
             }
             Command::NewGame {
@@ -493,7 +493,7 @@ impl Registry {
                 if engine.is_some_and(|e| e != 0) {
                     return Err(Refusal::Forbidden("only agon plays on this server".into()));
                 }
-                let level = level.unwrap_or(v.games[v.current].record.level);
+                let level = level.unwrap_or(v.games[v.current].level);
                 if level > LEVEL_NODES.len() {
                     return Err(Refusal::Bad(format!(
                         "no level {level}: 0 to {}",
@@ -501,7 +501,7 @@ impl Registry {
                     )));
                 }
                 let start = match fen.as_deref().map(str::trim).filter(|f| !f.is_empty()) {
-                    None => crate::rules::start_position(),
+                    None => start_position(),
                     Some(fen) => {
                         parse_fen(fen).map_err(|e| Refusal::Bad(format!("bad FEN: {e}")))?
                     }
@@ -511,26 +511,21 @@ impl Registry {
                     Some("black") => Color::Black,
                     Some(other) => return Err(Refusal::Bad(format!("no colour '{other}'"))),
                 };
-                self.new_game(v, level, human, &start)
+                self.new_game(v, LiveGame::new(&v.id, level, human, start))
             }
-            Command::Takeback => self.take_back(v),
+            Command::Takeback => self.take_back(&mut v.games[v.current]),
             Command::Resign => {
                 let game = &mut v.games[v.current];
                 if !game.in_progress() || !game.stored {
                     return Err(Refusal::Bad("no game in progress to resign".into()));
                 }
-                let human = game.human();
-                let ending = win_for(
+                let human = game.human;
+                let finish = win_for(
                     !human,
                     "resignation",
                     format!("{} wins: {} resigned", (!human).name(), human.name()),
                 );
-                lock(&self.store)
-                    .rewrite_end(&game.record.id, game.record.moves.len(), Some(&ending))
-                    .map_err(Refusal::Internal)?;
-                game.record.ending = Some(ending);
-                game.waiting = false;
-                Ok(())
+                self.end(game, finish)
             }
             Command::OpenGame { index } => {
                 if index >= v.games.len() {
@@ -546,82 +541,65 @@ impl Registry {
         }
     }
 
-    fn new_game(
-        &self,
-        v: &mut Visitor,
-        level: usize,
-        human: Color,
-        start: &Position,
-    ) -> Refused<()> {
-        // A fresh game nobody has moved in is replaced rather than kept.
-        v.games.retain(|g| g.stored);
+    fn new_game(&self, v: &mut Visitor, mut game: LiveGame) -> Refused<()> {
         if v.in_progress() >= MAX_GAMES_IN_PROGRESS {
-            v.ensure_current();
             return Err(Refusal::Conflict(format!(
                 "you have {MAX_GAMES_IN_PROGRESS} games in progress: finish or resign one first"
             )));
         }
-        let mut game = LiveGame::new(&v.id, level, human, start);
-        if let Some(ending) = board_ending(&game.game()) {
+        if let Some(finish) = game.record.verdict() {
             return Err(Refusal::Bad(format!(
                 "the game is over there: {}",
-                ending.reason
+                finish.reason
             )));
         }
         if game.engine_to_move() {
             if self.pool().full() {
-                v.ensure_current();
                 self.metrics.error(ErrorKind::QueueFull);
                 return Err(Refusal::Busy);
             }
             lock(&self.store)
-                .create(&game.record)
+                .create(&game.stored_form())
                 .map_err(Refusal::Internal)?;
             game.stored = true;
             game.waiting = true;
             self.pool().resume(game.job());
         }
+        // A fresh game nobody has moved in is replaced rather than kept.
+        v.games.retain(|g| g.stored);
         v.games.insert(0, game);
         v.games.truncate(LISTED);
         v.current = 0;
         Ok(())
     }
 
-    fn person_moves(&self, v: &mut Visitor, text: &str) -> Refused<()> {
-        let game = &mut v.games[v.current];
+    fn person_moves(&self, game: &mut LiveGame, mv: &str) -> Refused<()> {
         if !game.in_progress() {
             return Err(Refusal::Bad("the game is over".into()));
         }
         if game.waiting || game.engine_to_move() {
             return Err(Refusal::Bad("it is the engine's turn".into()));
         }
-        let mut board = game.game();
-        board
-            .play_text(text)
-            .map_err(|e| Refusal::Bad(format!("illegal move {text}: {e}")))?;
-        let ending = board_ending(&board);
+        let ending = game.ending_after(mv).map_err(Refusal::Bad)?;
         if ending.is_none() && self.pool().full() {
             self.metrics.error(ErrorKind::QueueFull);
             return Err(Refusal::Busy);
         }
-        let ply = game.record.moves.len();
+        let ply = game.record.plies.len();
         {
             let mut store = lock(&self.store);
             if game.stored {
-                store.append(&game.record.id, ply, text, ending.as_ref())
+                store.append(&game.id, ply, mv, ending.as_ref())
             } else {
-                let mut record = game.record.clone();
-                record.moves.push(text.to_string());
-                record.ending = ending.clone();
-                store.create(&record)
+                let mut stored = game.stored_form();
+                stored.moves.push(mv.to_string());
+                stored.ending = ending;
+                store.create(&stored)
             }
             .map_err(Refusal::Internal)?;
         }
         game.stored = true;
-        game.record.moves.push(text.to_string());
-        game.record.ending = ending;
-        game.record.updated = now();
-        game.cursor = game.record.moves.len();
+        game.push(mv);
         if game.engine_to_move() {
             game.waiting = true;
             // Refused only if the queue filled since the check: the move is stored, so queue anyway.
@@ -633,13 +611,12 @@ impl Registry {
         Ok(())
     }
 
-    fn take_back(&self, v: &mut Visitor) -> Refused<()> {
-        let game = &mut v.games[v.current];
+    fn take_back(&self, game: &mut LiveGame) -> Refused<()> {
         if !game.in_progress() {
             return Err(Refusal::Bad("the game is over".into()));
         }
-        let human = game.human();
-        let start_side = game.start().side_to_move();
+        let human = game.human;
+        let start_side = game.record.start.side_to_move();
         let side_at = |plies: usize| {
             if plies.is_multiple_of(2) {
                 start_side
@@ -647,7 +624,7 @@ impl Registry {
                 !start_side
             }
         };
-        let mut keep = game.record.moves.len();
+        let mut keep = game.record.plies.len();
         let mut removed_own = false;
         while keep > 0 && !(removed_own && side_at(keep) == human) {
             keep -= 1;
@@ -659,13 +636,23 @@ impl Registry {
             return Err(Refusal::Bad("no move of yours to take back".into()));
         }
         lock(&self.store)
-            .rewrite_end(&game.record.id, keep, None)
+            .rewrite_end(&game.id, keep, None)
             .map_err(Refusal::Internal)?;
-        game.record.moves.truncate(keep);
-        game.cursor = keep;
+        game.record.plies.truncate(keep);
+        game.record.cursor = keep;
         // A search still queued or running for the removed position is dropped when it ends.
         game.waiting = false;
         game.queue_position = None;
+        Ok(())
+    }
+
+    /// Ends the game for a reason other than the board, stored first.
+    fn end(&self, game: &mut LiveGame, finish: Finish) -> Refused<()> {
+        lock(&self.store)
+            .rewrite_end(&game.id, game.record.plies.len(), Some(&ending_of(&finish)))
+            .map_err(Refusal::Internal)?;
+        game.record.finish = Some(finish);
+        game.waiting = false;
         Ok(())
     }
 
@@ -677,7 +664,7 @@ impl Registry {
             let mut visitor = lock(&visitor);
             let mut changed = false;
             for game in visitor.games.iter_mut().filter(|g| g.waiting) {
-                let position = positions.get(&game.record.id).copied();
+                let position = positions.get(&game.id).copied();
                 if position != game.queue_position {
                     game.queue_position = position;
                     changed = true;
@@ -704,19 +691,22 @@ impl Registry {
         lock(&self.visitors).len()
     }
 
-    fn with_waiting_game(&self, job: &Job, act: impl FnOnce(&Registry, &mut LiveGame)) {
+    /// Runs `act` on the game `job` searches for, if it still waits for it.
+    fn with_waiting_game(&self, job: &Job, act: impl FnOnce(&Registry, &mut LiveGame)) -> bool {
         let Ok(visitor) = self.visitor(&job.visitor) else {
-            return;
+            return false;
         };
         let mut visitor = lock(&visitor);
         let Some(index) = visitor.index_of(&job.game) else {
-            return;
+            return false;
         };
         let game = &mut visitor.games[index];
-        if game.waiting && game.record.moves.len() == job.ply && game.in_progress() {
-            act(self, game);
-            visitor.publish();
+        if !(game.waiting && game.record.plies.len() == job.ply && game.in_progress()) {
+            return false;
         }
+        act(self, game);
+        visitor.publish();
+        true
     }
 }
 
@@ -731,51 +721,37 @@ fn command_name(command: &Command) -> String {
 
 impl Outcome for Registry {
     fn wanted(&self, job: &Job) -> bool {
-        let mut wanted = false;
-        self.with_waiting_game(job, |_, game| {
-            wanted = true;
-            game.queue_position = None;
-        });
-        wanted
+        // Taken by an engine: the page stops showing a queue position.
+        self.with_waiting_game(job, |_, game| game.queue_position = None)
     }
 
     fn played(&self, job: &Job, mv: &str) {
         self.with_waiting_game(job, |registry, game| {
-            let mut board = game.game();
-            let mover = board.position().side_to_move();
-            let ending = match board.play_text(mv) {
-                Ok(_) => board_ending(&board),
+            let ending = match game.ending_after(mv) {
+                Ok(ending) => ending,
                 Err(error) => {
-                    log::error!(
-                        "game {}: the engine played an illegal move {mv}: {error}",
-                        job.game
-                    );
+                    log::error!("game {}: the engine played an {error}", job.game);
                     registry.metrics.error(ErrorKind::Engine);
-                    return registry.end(
-                        game,
-                        win_for(
-                            !mover,
-                            "illegal move",
-                            format!(
-                                "{} wins: the engine played an illegal move",
-                                (!mover).name()
-                            ),
-                        ),
+                    let human = game.human;
+                    let finish = win_for(
+                        human,
+                        "illegal move",
+                        format!("{} wins: the engine played an {error}", human.name()),
                     );
+                    if let Err(why) = registry.end(game, finish) {
+                        log::error!("game {}: cannot store its end: {why:?}", job.game);
+                    }
+                    return;
                 }
             };
-            let stored =
-                lock(&registry.store).append(&game.record.id, job.ply, mv, ending.as_ref());
+            let stored = lock(&registry.store).append(&game.id, job.ply, mv, ending.as_ref());
             if let Err(error) = stored {
                 // The search is run again at the next start, which finds the game waiting.
                 log::error!("game {}: cannot store the engine's move: {error}", job.game);
                 registry.metrics.error(ErrorKind::Internal);
                 return;
             }
-            game.record.moves.push(mv.to_string());
-            game.record.ending = ending;
-            game.record.updated = now();
-            game.cursor = game.record.moves.len();
+            game.push(mv);
             game.waiting = false;
             registry
                 .metrics
@@ -787,24 +763,11 @@ impl Outcome for Registry {
 
     fn failed(&self, job: &Job, why: &str) {
         self.with_waiting_game(job, |registry, game| {
-            let human = game.human();
-            registry.end(
-                game,
-                win_for(human, "crash", format!("{} wins: {why}", human.name())),
-            );
-        });
-    }
-}
-
-impl Registry {
-    fn end(&self, game: &mut LiveGame, ending: Ending) {
-        match lock(&self.store).rewrite_end(&game.record.id, game.record.moves.len(), Some(&ending))
-        {
-            Ok(()) => {
-                game.record.ending = Some(ending);
-                game.waiting = false;
+            let human = game.human;
+            let finish = win_for(human, "crash", format!("{} wins: {why}", human.name()));
+            if let Err(error) = registry.end(game, finish) {
+                log::error!("game {}: cannot store its end: {error:?}", job.game);
             }
-            Err(error) => log::error!("game {}: cannot store its end: {error}", game.record.id),
-        }
+        });
     }
 }
