@@ -2,6 +2,7 @@
 //! analyses Agon games in the browser, the engines driven through the protocol.
 
 pub mod driver;
+mod lessons;
 pub mod pgn;
 mod server;
 pub mod session;

@@ -24,13 +24,31 @@ const INDEX_HTML: &str = include_str!("web/index.html");
 const APP_JS: &str = include_str!("web/app.js");
 const APP_CSS: &str = include_str!("web/app.css");
 const I18N_JS: &str = include_str!("web/i18n.js");
+const RULES_JS: &str = include_str!("web/rules.js");
+const LESSONS_JS: &str = include_str!("web/lessons.js");
+const LEARN_CSS: &str = include_str!("web/learn.css");
 
 /// The page's string tables, one file a language; the page learns the
 /// languages it speaks from this list alone (served joined as `/lang.js`).
-const LANGUAGE_TABLES: &[&str] = &[include_str!("web/lang/en.js")];
+pub(super) const LANGUAGE_TABLES: &[&str] = &[
+    include_str!("web/lang/en.js"),
+    include_str!("web/lang/es.js"),
+    include_str!("web/lang/hu.js"),
+    include_str!("web/lang/vi.js"),
+    include_str!("web/lang/ja.js"),
+    include_str!("web/lang/ko.js"),
+];
 
 /// The static files anyone may fetch: they hold no state and no token.
-const PUBLIC_ASSETS: &[&str] = &["/app.js", "/app.css", "/i18n.js", "/lang.js"];
+const PUBLIC_ASSETS: &[&str] = &[
+    "/app.js",
+    "/app.css",
+    "/i18n.js",
+    "/lang.js",
+    "/rules.js",
+    "/lessons.js",
+    "/learn.css",
+];
 
 /// What every request handler shares.
 #[derive(Clone)]
@@ -77,6 +95,19 @@ pub fn router(shared: Shared) -> Router {
             get(|| asset(I18N_JS, "text/javascript; charset=utf-8")),
         )
         .route("/lang.js", get(language_tables))
+        .route(
+            "/rules.js",
+            get(|| asset(RULES_JS, "text/javascript; charset=utf-8")),
+        )
+        .route(
+            "/lessons.js",
+            get(|| asset(LESSONS_JS, "text/javascript; charset=utf-8")),
+        )
+        .route(
+            "/learn.css",
+            get(|| asset(LEARN_CSS, "text/css; charset=utf-8")),
+        )
+        .merge(super::lessons::routes())
         .route("/api/geometry", get(|| async { axum::Json(geometry()) }))
         .route("/api/state", get(state))
         .route("/api/events", get(events))

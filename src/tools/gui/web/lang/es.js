@@ -1,0 +1,3 @@
+STRINGS.es = {
+  "language.name": "es",
+};

@@ -1,0 +1,3 @@
+STRINGS.hu = {
+  "language.name": "hu",
+};

@@ -1,0 +1,3 @@
+STRINGS.ja = {
+  "language.name": "ja",
+};

@@ -1,0 +1,3 @@
+STRINGS.ko = {
+  "language.name": "ko",
+};

@@ -1,0 +1,3 @@
+STRINGS.vi = {
+  "language.name": "vi",
+};
