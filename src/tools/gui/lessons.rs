@@ -660,4 +660,104 @@ mod tests {
         ));
         assert!(self::lesson("nope").is_none());
     }
+
+    /// A language table's code and its entries, read from its JavaScript
+    /// (`STRINGS.xx = {` then one `"key": "text",` a line).
+    fn read_table(table: &str) -> (String, Vec<(String, String)>) {
+        let code = table
+            .lines()
+            .find_map(|line| line.strip_prefix("STRINGS."))
+            .and_then(|rest| rest.split_whitespace().next())
+            .unwrap_or_else(|| panic!("no STRINGS.<code> in {table:.60}"))
+            .to_string();
+        let entries = table
+            .lines()
+            .filter_map(|line| {
+                let rest = line.trim().strip_prefix('"')?;
+                let (key, text) = rest.split_once("\": ")?;
+                Some((key.to_string(), text.to_string()))
+            })
+            .collect();
+        (code, entries)
+    }
+
+    /// The `{name}` placeholders of a text.
+    fn placeholders(text: &str) -> std::collections::BTreeSet<String> {
+        text.split('{')
+            .skip(1)
+            .filter_map(|part| part.split_once('}').map(|(name, _)| name.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn every_language_has_exactly_the_keys_of_english() {
+        let tables: Vec<_> = super::super::server::LANGUAGE_TABLES
+            .iter()
+            .map(|table| read_table(table))
+            .collect();
+        let codes: Vec<&str> = tables.iter().map(|(code, _)| code.as_str()).collect();
+        assert_eq!(codes, ["en", "es", "hu", "vi", "ja", "ko"]);
+        let english: std::collections::BTreeMap<&str, &str> = tables[0]
+            .1
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        let mut faults = Vec::new();
+        for (code, entries) in &tables {
+            let keys: std::collections::BTreeSet<&str> =
+                entries.iter().map(|(k, _)| k.as_str()).collect();
+            if keys.len() != entries.len() {
+                faults.push(format!("{code}: a key appears twice"));
+            }
+            for key in english.keys().filter(|key| !keys.contains(*key)) {
+                faults.push(format!("{code} lacks {key}"));
+            }
+            for (key, text) in entries {
+                match english.get(key.as_str()) {
+                    None => faults.push(format!("{code} has {key}, which English has not")),
+                    Some(reference) if placeholders(reference) != placeholders(text) => {
+                        faults.push(format!("{code}: {key} has other placeholders"))
+                    }
+                    Some(_) => {}
+                }
+            }
+        }
+        assert!(faults.is_empty(), "{}", faults.join("\n"));
+    }
+
+    #[test]
+    fn every_rule_lesson_and_explanation_has_its_words() {
+        let (_, english) = read_table(super::super::server::LANGUAGE_TABLES[0]);
+        let has = |key: String| english.iter().any(|(k, _)| *k == key);
+        for rule in RULES {
+            for part in ["title", "text", "caption"] {
+                assert!(
+                    has(format!("rules.{}.{part}", rule.id)),
+                    "rules.{}.{part}",
+                    rule.id
+                );
+            }
+        }
+        for lesson in LESSONS {
+            let mut parts = vec!["title", "goal", "hint", "done"];
+            if !matches!(lesson.goal, Goal::Game) {
+                parts.push("wrong");
+            }
+            for part in parts {
+                assert!(
+                    has(format!("lesson.{}.{part}", lesson.id)),
+                    "lesson.{}.{part}",
+                    lesson.id
+                );
+            }
+            assert!(
+                RULES.iter().any(|rule| rule.id == lesson.rule),
+                "{}",
+                lesson.id
+            );
+        }
+        for (_, _, why) in WRONG.iter().filter(|(_, _, why)| *why != "missed") {
+            assert!(has(format!("learn.why.{why}")), "learn.why.{why}");
+        }
+    }
 }
