@@ -24,8 +24,10 @@ const INDEX_HTML: &str = include_str!("web/index.html");
 const APP_JS: &str = include_str!("web/app.js");
 const APP_CSS: &str = include_str!("web/app.css");
 const I18N_JS: &str = include_str!("web/i18n.js");
+const BOARD_JS: &str = include_str!("web/board.js");
 const RULES_JS: &str = include_str!("web/rules.js");
 const LESSONS_JS: &str = include_str!("web/lessons.js");
+const WELCOME_JS: &str = include_str!("web/welcome.js");
 const LEARN_CSS: &str = include_str!("web/learn.css");
 
 /// The page's string tables, one file a language; the page learns the
@@ -45,8 +47,10 @@ const PUBLIC_ASSETS: &[&str] = &[
     "/app.css",
     "/i18n.js",
     "/lang.js",
+    "/board.js",
     "/rules.js",
     "/lessons.js",
+    "/welcome.js",
     "/learn.css",
 ];
 
@@ -94,6 +98,10 @@ pub fn router(shared: Shared) -> Router {
             "/i18n.js",
             get(|| asset(I18N_JS, "text/javascript; charset=utf-8")),
         )
+        .route(
+            "/board.js",
+            get(|| asset(BOARD_JS, "text/javascript; charset=utf-8")),
+        )
         .route("/lang.js", get(language_tables))
         .route(
             "/rules.js",
@@ -102,6 +110,10 @@ pub fn router(shared: Shared) -> Router {
         .route(
             "/lessons.js",
             get(|| asset(LESSONS_JS, "text/javascript; charset=utf-8")),
+        )
+        .route(
+            "/welcome.js",
+            get(|| asset(WELCOME_JS, "text/javascript; charset=utf-8")),
         )
         .route(
             "/learn.css",

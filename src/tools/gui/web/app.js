@@ -10,12 +10,10 @@ window.addEventListener("unhandledrejection", (e) => window.agonErrors.push(Stri
 window.agonStats = { firstPaintMs: null, analysisUpdates: 0, stateUpdates: 0, lastMoveSentAt: 0, moveDelaysMs: [] };
 
 const token = new URLSearchParams(location.search).get("token") || "";
-const SVG = "http://www.w3.org/2000/svg";
-const SIZE = 9.6; // centre to corner of a cell
-const ROW = Math.sqrt(3) * SIZE;
 const $ = (id) => document.getElementById(id);
-
+const SVG = "http://www.w3.org/2000/svg";
 let geometry = null;
+let board = null;
 let state = null;
 let analysis = null;
 let flipped = false;
@@ -54,141 +52,72 @@ function el(name, attrs = {}, parent = null) {
   return node;
 }
 
-function centre(cell) {
-  const x = (cell.file - 5) * 1.5 * SIZE;
-  const y = (cell.file / 2 - cell.rank + 2.5) * ROW;
-  return flipped ? [-x, -y] : [x, y];
-}
-
-function hexPoints(cx, cy, size) {
-  const pts = [];
-  for (let i = 0; i < 6; i++) {
-    const a = (Math.PI / 3) * i;
-    pts.push((cx + size * Math.cos(a)).toFixed(2) + "," + (cy + size * Math.sin(a)).toFixed(2));
-  }
-  return pts.join(" ");
-}
-
-const cellNodes = new Map();
-
-function buildBoard() {
-  const board = $("board");
-  board.textContent = "";
-  const defs = el("defs", {}, board);
-  const marker = el("marker", { id: "arrowhead", viewBox: "0 0 10 10", refX: "5", refY: "5", markerWidth: "3", markerHeight: "3", orient: "auto-start-reverse" }, defs);
-  el("path", { d: "M 0 0 L 10 5 L 0 10 z", fill: "#2f6db5" }, marker);
-  const cells = el("g", { id: "cells" }, board);
-  cellNodes.clear();
-  for (const cell of geometry.cells) {
-    const [x, y] = centre(cell);
-    const g = el("g", { class: "cell ring-" + cell.ring, "data-cell": cell.name, "data-piece": "" }, cells);
-    el("polygon", { points: hexPoints(x, y, SIZE - 0.35) }, g);
-    if (cell.name === geometry.throne) {
-      el("polygon", { class: "throne-mark", points: hexPoints(x, y, SIZE * 0.72) }, g);
-    }
-    el("circle", { class: "dest-dot", cx: x, cy: y, r: SIZE * 0.28 }, g);
-    const label = el("text", { class: "label", x: x, y: y + SIZE * 0.78, "text-anchor": "middle" }, g);
-    label.textContent = cell.name;
-    el("g", { class: "slot" }, g);
-    cellNodes.set(cell.name, { g, x, y, cell });
-  }
-  el("g", { id: "arrows" }, board);
-  el("g", { id: "drag-layer" }, board);
-}
-
-function drawPiece(parent, letter, x, y) {
-  parent.textContent = "";
-  if (!letter) return;
-  const white = letter[0] === letter[0].toUpperCase();
-  const queen = letter[0].toLowerCase() === "q";
-  const captured = letter.endsWith("*");
-  const g = el("g", { class: "piece " + (white ? "white" : "black") + (captured ? " captured" : "") }, parent);
-  el("circle", { class: "body", cx: x, cy: y, r: SIZE * (queen ? 0.7 : 0.58) }, g);
-  if (queen) {
-    const s = SIZE * 0.42;
-    const d = `M ${x - s} ${y + s * 0.5} L ${x - s} ${y - s * 0.5} L ${x - s * 0.5} ${y} L ${x} ${y - s * 0.8} L ${x + s * 0.5} ${y} L ${x + s} ${y - s * 0.5} L ${x + s} ${y + s * 0.5} Z`;
-    el("path", { class: "crown", d }, g);
-  }
-  if (captured) {
-    const c = SIZE * 0.5;
-    el("path", { class: "cross", d: `M ${x - c} ${y - c} L ${x + c} ${y + c} M ${x + c} ${y - c} L ${x - c} ${y + c}` }, g);
-  }
-}
-
-function splitMove(mv) {
-  const m = /^([a-k]\d{1,2})([a-k]\d{1,2})$/.exec(mv || "");
-  return m ? [m[1], m[2]] : null;
-}
+const splitMove = AgonBoard.splitMove;
 
 function legalFrom(cell) {
   return (state.legal || []).filter((mv) => splitMove(mv)[0] === cell).map((mv) => splitMove(mv)[1]);
 }
 
-function renderBoard() {
-  if (!state || !geometry) return;
-  const cells = preview || state.cells;
+function orientation() {
+  return flipped ? "black" : "white";
+}
+
+function boardMarks() {
+  const marks = {};
+  if (preview) return marks;
+  const add = (name, cls) => { (marks[name] = marks[name] || []).push(cls); };
   const last = splitMove(state.last);
   const origins = new Set((state.legal || []).map((mv) => splitMove(mv)[0]));
   const dests = new Set(picked ? legalFrom(picked) : []);
   const relocating = new Set(state.relocating || []);
-  for (const [name, node] of cellNodes) {
-    const piece = cells[name] || "";
-    if (node.g.getAttribute("data-piece") !== piece || node.drawn !== piece) {
-      node.g.setAttribute("data-piece", piece);
-      drawPiece(node.g.querySelector(".slot"), piece, node.x, node.y);
-      node.drawn = piece;
-    }
-    const c = node.g.classList;
-    c.toggle("last", !preview && !!last && (last[0] === name || last[1] === name));
-    c.toggle("origin", !preview && origins.has(name));
-    c.toggle("sel", !preview && picked === name);
-    c.toggle("dest", !preview && dests.has(name));
-    c.toggle("relocate", !preview && relocating.has(name) && origins.has(name));
-    c.toggle("reloc-target", !preview && picked !== null && relocating.has(picked) && dests.has(name));
+  if (last) { add(last[0], "last"); add(last[1], "last"); }
+  for (const name of origins) {
+    add(name, "origin");
+    if (relocating.has(name)) add(name, "relocate");
   }
-  renderArrows();
+  if (picked) add(picked, "sel");
+  for (const name of dests) {
+    add(name, "dest");
+    if (relocating.has(picked)) add(name, "reloc-target");
+  }
+  return marks;
+}
+
+function renderBoard() {
+  if (!state || !board) return;
+  board.draw({
+    cells: preview || state.cells,
+    orientation: orientation(),
+    marks: boardMarks(),
+    arrows: boardArrows(),
+    fen: state.fen,
+  });
   if (window.agonStats.firstPaintMs === null) {
     window.agonStats.firstPaintMs = performance.now();
   }
 }
 
-function arrow(layer, mv, cls) {
-  const cells = splitMove(mv);
-  if (!cells || !cellNodes.has(cells[0]) || !cellNodes.has(cells[1])) return;
-  const a = cellNodes.get(cells[0]);
-  const b = cellNodes.get(cells[1]);
-  el("line", { class: "arrow " + cls, x1: a.x, y1: a.y, x2: b.x, y2: b.y }, layer);
-}
-
-function renderArrows() {
-  const layer = $("arrows");
-  layer.textContent = "";
-  if (preview) return;
-  if (state.hint) arrow(layer, state.hint, "hint");
+function boardArrows() {
+  if (preview) return [];
+  const arrows = [];
+  if (state.hint) arrows.push({ mv: state.hint, cls: "hint" });
   if (analysis && analysis.fen === state.fen && analysis.lines.length) {
-    arrow(layer, analysis.lines[0].pv[0], "best");
+    arrows.push({ mv: analysis.lines[0].pv[0], cls: "best" });
   }
+  return arrows;
 }
 
 async function play(mv) {
   picked = null;
   window.agonStats.lastMoveSentAt = performance.now();
   renderBoard();
-  await command({ cmd: "move", mv });
+  return command({ cmd: "move", mv });
 }
 
 // Click-click and drag share one path: pointerdown picks or plays, a
 // pointerup elsewhere after a drag plays.
-function cellAt(event) {
-  const target = document.elementFromPoint(event.clientX, event.clientY);
-  const g = target && target.closest("[data-cell]");
-  return g ? g.getAttribute("data-cell") : null;
-}
-
-function onPointerDown(event) {
-  const g = event.target.closest("[data-cell]");
-  if (!g || !state) return;
-  const cell = g.getAttribute("data-cell");
+function onCell(cell, event) {
+  if (!state) return;
   if (picked && legalFrom(picked).includes(cell)) {
     play(picked + cell);
     return;
@@ -203,21 +132,12 @@ function onPointerDown(event) {
   renderBoard();
 }
 
-function svgPoint(event) {
-  const board = $("board");
-  const p = board.createSVGPoint();
-  p.x = event.clientX;
-  p.y = event.clientY;
-  return p.matrixTransform(board.getScreenCTM().inverse());
-}
-
 function onPointerMove(event) {
   if (!drag) return;
   if (!drag.moving && Math.hypot(event.clientX - drag.x, event.clientY - drag.y) < 6) return;
   drag.moving = true;
-  const layer = $("drag-layer");
-  const p = svgPoint(event);
-  drawPiece(layer, state.cells[drag.from], p.x, p.y);
+  const p = board.point(event);
+  board.floating(state.cells[drag.from], p.x, p.y);
 }
 
 function onPointerUp(event) {
@@ -225,9 +145,9 @@ function onPointerUp(event) {
   const wasMoving = drag.moving;
   const from = drag.from;
   drag = null;
-  $("drag-layer").textContent = "";
+  board.floating(null);
   if (!wasMoving) return;
-  const cell = cellAt(event);
+  const cell = board.cellAt(event.clientX, event.clientY);
   if (cell && cell !== from && legalFrom(from).includes(cell)) play(from + cell);
 }
 
@@ -559,7 +479,7 @@ function onAnalysis(data) {
   analysis = next;
   window.agonStats.analysisUpdates += 1;
   renderAnalysis();
-  renderArrows();
+  renderBoard();
   renderGraph();
 }
 
@@ -571,8 +491,6 @@ function view(ply) {
 
 function flip() {
   flipped = !flipped;
-  buildBoard();
-  for (const node of cellNodes.values()) node.drawn = null;
   render();
 }
 
@@ -620,18 +538,17 @@ async function importPgn(text) {
 }
 
 function wire() {
-  const board = $("board");
-  board.addEventListener("pointerdown", onPointerDown);
-  board.addEventListener("pointermove", onPointerMove);
-  board.addEventListener("pointerup", onPointerUp);
-  board.addEventListener("pointercancel", () => { drag = null; $("drag-layer").textContent = ""; });
+  const svg = $("board");
+  svg.addEventListener("pointermove", onPointerMove);
+  svg.addEventListener("pointerup", onPointerUp);
+  svg.addEventListener("pointercancel", () => { drag = null; board.floating(null); });
   document.addEventListener("keydown", onKey);
   $("nav-start").addEventListener("click", () => view(0));
   $("nav-back").addEventListener("click", () => view(state.cursor - 1));
   $("nav-forward").addEventListener("click", () => view(state.cursor + 1));
   $("nav-end").addEventListener("click", () => view(state.moves.length));
   $("flip").addEventListener("click", flip);
-  $("coords").addEventListener("click", () => board.classList.toggle("coords"));
+  $("coords").addEventListener("click", () => svg.classList.toggle("coords"));
   $("help-button").addEventListener("click", () => toggleHelp());
   $("help-close").addEventListener("click", () => toggleHelp(false));
   $("move-form").addEventListener("submit", (e) => {
@@ -698,7 +615,7 @@ async function start() {
     return;
   }
   geometry = await response.json();
-  buildBoard();
+  board = AgonBoard.create($("board"), geometry, { onCell });
   wire();
   connect();
 }
