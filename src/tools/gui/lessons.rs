@@ -3,6 +3,7 @@
 //! goal with the rules core (the page holds the words, in every language).
 
 use super::server::Shared;
+use super::session::cells_json;
 use crate::rules::game::position_result;
 use crate::rules::notation::parse_cell;
 use crate::rules::{
@@ -278,8 +279,8 @@ pub enum Judgement {
 pub struct Verdict {
     /// What the judge found.
     pub judgement: Judgement,
-    /// The position to show, in FEN.
-    pub fen: String,
+    /// The position to show.
+    pub position: Position,
 }
 
 impl Verdict {
@@ -294,7 +295,8 @@ impl Verdict {
             }
             Judgement::Missed => json!({ "verdict": "wrong", "reason": "missed" }),
         };
-        reply["fen"] = Value::String(self.fen.clone());
+        reply["fen"] = Value::String(to_fen(&self.position));
+        reply["cells"] = cells_json(&self.position);
         reply
     }
 }
@@ -368,7 +370,7 @@ impl Lesson {
             Err(MoveError::Illegal { reason, .. }) => {
                 return Ok(Verdict {
                     judgement: Judgement::Illegal(reason.code()),
-                    fen: to_fen(&before),
+                    position: before,
                 });
             }
             Err(e) => return Err(LessonError::BadLine(e.to_string())),
@@ -377,7 +379,7 @@ impl Lesson {
         let after = *game.position();
         let verdict = |judgement| Verdict {
             judgement,
-            fen: to_fen(&after),
+            position: after,
         };
         if let GameResult::Win { winner, reason } = game.result()
             && winner != mover
@@ -423,7 +425,7 @@ impl Lesson {
                     };
                     return Ok(Verdict {
                         judgement: Judgement::Continue(reply.to_string()),
-                        fen: to_fen(&after.make_move(reply)),
+                        position: after.make_move(reply),
                     });
                 }
             }
@@ -478,14 +480,16 @@ pub fn lesson(id: &str) -> Option<&'static Lesson> {
 pub fn catalogue() -> Value {
     let rules: Vec<Value> = RULES
         .iter()
-        .map(|rule| json!({ "id": rule.id, "fen": rule.fen, "marks": rule.marks }))
+        .map(|rule| {
+            let cells = parse_fen(rule.fen).map_or(Value::Null, |position| cells_json(&position));
+            json!({ "id": rule.id, "fen": rule.fen, "cells": cells, "marks": rule.marks })
+        })
         .collect();
     let lessons: Vec<Value> = LESSONS
         .iter()
         .map(|lesson| {
-            let current = lesson
-                .game()
-                .map_or_else(|_| lesson.fen.to_string(), |game| to_fen(game.position()));
+            // Every lesson's game is valid (the tests check it).
+            let current = lesson.game().ok().map(|game| *game.position());
             let marks: Vec<&str> = match lesson.goal {
                 Goal::Inward(c) | Goal::Sideways(c) | Goal::Capture(c) | Goal::Relocate(c) => {
                     vec![c]
@@ -496,7 +500,8 @@ pub fn catalogue() -> Value {
             json!({
                 "id": lesson.id,
                 "rule": lesson.rule,
-                "fen": current,
+                "fen": current.as_ref().map_or_else(|| lesson.fen.to_string(), to_fen),
+                "cells": current.as_ref().map_or(Value::Null, cells_json),
                 "game": matches!(lesson.goal, Goal::Game),
                 "marks": marks,
                 "solution": lesson.solution,

@@ -1393,7 +1393,7 @@ fn setoption(name: &str, value: Option<&str>) -> String {
 }
 
 /// Every cell with its FEN letter (`*` when captured), empty when empty.
-fn cells_json(position: &Position) -> Value {
+pub(super) fn cells_json(position: &Position) -> Value {
     let mut cells = serde_json::Map::new();
     for cell in Cell::all() {
         let letter = position.piece_at(cell).map_or(String::new(), |piece| {

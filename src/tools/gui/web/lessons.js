@@ -10,9 +10,9 @@ const LESSONS_DONE_KEY = "agon.lessons.done";
 const lessonState = {
   id: null,
   line: [], // the person's moves and the judge's replies
-  fen: null,
+  position: null, // { fen, cells } shown
   picked: null,
-  message: "",
+  message: [], // [key, params] pairs, translated when drawn
   messageKind: "",
   finished: false,
   board: null,
@@ -41,7 +41,7 @@ function startLesson(id) {
   const known = learnCatalogue.lessons.some((lesson) => lesson.id === id);
   lessonState.id = known ? id : learnCatalogue.lessons[0].id;
   const lesson = currentLesson();
-  Object.assign(lessonState, { line: [], fen: lesson.fen, picked: null, message: "", messageKind: "", finished: false });
+  Object.assign(lessonState, { line: [], position: lesson, picked: null, message: [], messageKind: "", finished: false });
   renderLessons();
 }
 
@@ -55,7 +55,7 @@ function ownPiece(cell) {
   const letter = lessonState.board.piece(cell);
   if (!letter) return false;
   const white = letter[0] === letter[0].toUpperCase();
-  return white === (sideToMove(lessonState.fen) === "white");
+  return white === (sideToMove(lessonState.position.fen) === "white");
 }
 
 function onLessonCell(cell) {
@@ -79,45 +79,46 @@ async function judgeLessonMove(mv) {
   });
   const reply = await response.json().catch(() => ({ error: response.statusText }));
   if (!response.ok) {
-    lessonState.message = reply.error || String(response.status);
+    lessonState.message = [["learn.refused", { error: reply.error || String(response.status) }]];
     lessonState.messageKind = "wrong";
     renderLessons();
     return;
   }
   if (reply.verdict === "solved") {
     lessonState.line.push(mv);
-    lessonState.fen = reply.fen;
+    lessonState.position = reply;
     lessonState.finished = true;
-    lessonState.message = t("learn.solved") + " " + t("lesson." + lesson.id + ".done");
+    lessonState.message = [["learn.solved", {}], ["lesson." + lesson.id + ".done", {}]];
     lessonState.messageKind = "solved";
     markLessonDone(lesson.id);
   } else if (reply.verdict === "continue") {
     lessonState.line.push(mv, reply.reply);
-    lessonState.fen = reply.fen;
-    lessonState.message = t("learn.reply", { move: reply.reply });
+    lessonState.position = reply;
+    lessonState.message = [["learn.reply", { move: reply.reply }]];
     lessonState.messageKind = "";
   } else {
     // A legal wrong move is shown, then undone by "Try again"; an illegal one is not played.
     if (reply.verdict === "wrong") {
-      lessonState.fen = reply.fen;
+      lessonState.position = reply;
       lessonState.finished = true;
     }
-    lessonState.message = explanation(lesson, reply);
+    lessonState.message = [explanation(lesson, reply)];
     lessonState.messageKind = "wrong";
   }
   renderLessons();
 }
 
+// The words for a wrong move, as a [key, params] pair.
 function explanation(lesson, reply) {
-  if (reply.reason === "missed") return t("lesson." + lesson.id + ".wrong");
-  if (reply.reason === "refuted") return t("learn.why.refuted", { move: reply.reply });
-  return t("learn.why." + reply.reason);
+  if (reply.reason === "missed") return ["lesson." + lesson.id + ".wrong", {}];
+  if (reply.reason === "refuted") return ["learn.why.refuted", { move: reply.reply }];
+  return ["learn.why." + reply.reason, {}];
 }
 
 function showHint() {
   const lesson = currentLesson();
   const next = lesson.solution[Math.floor(lessonState.line.length / 2)];
-  lessonState.message = t("lesson." + lesson.id + ".hint");
+  lessonState.message = [["lesson." + lesson.id + ".hint", {}]];
   lessonState.messageKind = "hint";
   renderLessons();
   if (next) lessonState.board.mark("hint", [next.match(/^[a-k]\d+/)[0]]);
@@ -129,7 +130,7 @@ function playFirstGame() {
   location.hash = "";
 }
 
-function button(parent, key, action, id) {
+function lessonButton(parent, key, action, id) {
   const node = htmlElement("button", { id }, parent, t(key));
   node.addEventListener("click", action);
   return node;
@@ -152,7 +153,7 @@ function renderLessons() {
     const link = htmlElement("a", { href: "#learn/" + entry.id }, item, t("lesson." + entry.id + ".title"));
     link.addEventListener("click", (e) => { e.preventDefault(); history.replaceState(null, "", "#learn/" + entry.id); startLesson(entry.id); });
   }
-  button(list, "learn.reset", () => {
+  lessonButton(list, "learn.reset", () => {
     try { localStorage.removeItem(LESSONS_DONE_KEY); } catch (_) { /* storage off */ }
     renderLessons();
   }, "learn-reset");
@@ -161,19 +162,20 @@ function renderLessons() {
   htmlElement("h3", {}, panel, t("lesson." + lesson.id + ".title"));
   htmlElement("p", { class: "goal", id: "lesson-goal" }, panel, t("lesson." + lesson.id + ".goal"));
   if (!lesson.game) htmlElement("p", { class: "side" }, panel, t("learn.to-move." + sideToMove(lesson.fen)));
-  lessonState.board = diagram(panel, lessonState.fen, lesson.marks, lesson.game ? null : onLessonCell);
+  lessonState.board = diagram(panel, lessonState.position, lesson.marks, lesson.game ? null : onLessonCell);
   if (lessonState.picked) lessonState.board.mark("picked", [lessonState.picked]);
-  htmlElement("p", { id: "lesson-message", class: "message " + lessonState.messageKind }, panel, lessonState.message);
+  const words = lessonState.message.map(([key, params]) => t(key, params)).join(" ");
+  htmlElement("p", { id: "lesson-message", class: "message " + lessonState.messageKind }, panel, words);
   const row = htmlElement("div", { class: "row" }, panel);
   if (lesson.game) {
-    button(row, "learn.play-game", playFirstGame, "lesson-play");
+    lessonButton(row, "learn.play-game", playFirstGame, "lesson-play");
   } else {
-    button(row, "learn.hint", showHint, "lesson-hint");
-    button(row, "learn.retry", () => startLesson(lesson.id), "lesson-retry");
+    lessonButton(row, "learn.hint", showHint, "lesson-hint");
+    lessonButton(row, "learn.retry", () => startLesson(lesson.id), "lesson-retry");
   }
   const index = learnCatalogue.lessons.indexOf(lesson);
   if (index + 1 < learnCatalogue.lessons.length) {
-    button(row, "learn.next", () => {
+    lessonButton(row, "learn.next", () => {
       const next = learnCatalogue.lessons[index + 1].id;
       history.replaceState(null, "", "#learn/" + next);
       startLesson(next);

@@ -3,14 +3,20 @@
 // drawn by the page's board component with the cells that matter marked.
 "use strict";
 
-// The rules' diagrams and the lessons' positions, from /api/learn (once).
+// The rules' diagrams and the lessons' positions, from /api/learn, and
+// the board's cells, from /api/geometry (both once).
 let learnCatalogue = null;
+let learnGeometry = null;
 
 async function loadCatalogue() {
   if (learnCatalogue) return learnCatalogue;
-  const response = await api("/api/learn");
-  if (!response.ok) throw new Error("/api/learn: " + response.status);
-  learnCatalogue = await response.json();
+  const [catalogue, cells] = await Promise.all(["/api/learn", "/api/geometry"].map(async (path) => {
+    const response = await api(path);
+    if (!response.ok) throw new Error(path + ": " + response.status);
+    return response.json();
+  }));
+  learnGeometry = cells;
+  learnCatalogue = catalogue;
   return learnCatalogue;
 }
 
@@ -22,13 +28,28 @@ function htmlElement(name, attrs = {}, parent = null, text = null) {
   return node;
 }
 
-// Draws `fen` into a new SVG inside `parent`; `onCell(name)` is called for
-// clicks when given. Returns the board component's handle.
-function diagram(parent, fen, marks, onCell = null) {
+// A small board in `parent` showing `cells` (FEN letters by cell) with
+// `marks` outlined; `onCell(name)` hears clicks when given. Besides the
+// permanent marks, named sets of cells ("picked", "hint") can be shown.
+function diagram(parent, position, marks, onCell = null) {
   const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
   svg.setAttribute("class", "diagram");
   parent.appendChild(svg);
-  return new AgonBoard(svg, { fen, marks, onCell });
+  const board = AgonBoard.create(svg, learnGeometry, onCell ? { onCell: (name) => onCell(name) } : {});
+  const extra = {};
+  const drawMarks = () => {
+    const classes = {};
+    const add = (cell, cls) => { (classes[cell] = classes[cell] || []).push(cls); };
+    for (const cell of marks) add(cell, "mark");
+    for (const [cls, cells] of Object.entries(extra)) for (const cell of cells) add(cell, cls);
+    board.draw({ marks: classes });
+  };
+  board.draw({ cells: position.cells, fen: position.fen });
+  drawMarks();
+  return {
+    piece: (cell) => position.cells[cell] || "",
+    mark: (cls, cells) => { extra[cls] = cells; drawMarks(); },
+  };
 }
 
 function renderRules() {
@@ -43,9 +64,9 @@ function renderRules() {
     htmlElement("h3", {}, words, t("rules." + rule.id + ".title"));
     htmlElement("p", {}, words, t("rules." + rule.id + ".text"));
     const practice = learnCatalogue.lessons.find((lesson) => lesson.rule === rule.id);
-    if (practice) htmlElement("a", { href: "#learn", "data-practise": practice.id }, words, t("learn.title") + " \u2192");
+    if (practice) htmlElement("a", { href: "#learn/" + practice.id, class: "practise" }, words, t("learn.title") + " \u2192");
     const figure = htmlElement("figure", {}, section);
-    diagram(figure, rule.fen, rule.marks);
+    diagram(figure, rule, rule.marks);
     htmlElement("figcaption", {}, figure, t("rules." + rule.id + ".caption"));
   }
   htmlElement("p", { class: "order" }, view, t("rules.order"));

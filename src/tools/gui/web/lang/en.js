@@ -58,6 +58,7 @@ STRINGS.en = {
   "learn.to-move.black": "You play Black.",
   "learn.reply": "The other side answers {move}. Your move again.",
   "learn.play-game": "Play a game",
+  "learn.refused": "The server refused this: {error}",
   "learn.why.forfeit": "That move closes the ring of your six guards while your queen is not on the throne: you lose at once.",
   "learn.why.refuted": "The other side answers {move}, and then you cannot win in time.",
   "learn.why.decided": "The game is already over.",

@@ -58,6 +58,7 @@ STRINGS.es = {
   "learn.to-move.black": "Juegas con Negras.",
   "learn.reply": "El rival responde {move}. Te toca otra vez.",
   "learn.play-game": "Jugar una partida",
+  "learn.refused": "El servidor lo ha rechazado: {error}",
   "learn.why.forfeit": "Esa jugada cierra el anillo de tus seis guardias sin que tu reina esté en el trono: pierdes en el acto.",
   "learn.why.refuted": "El rival responde {move} y ya no puedes ganar a tiempo.",
   "learn.why.decided": "La partida ya ha terminado.",

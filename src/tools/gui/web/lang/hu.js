@@ -58,6 +58,7 @@ STRINGS.hu = {
   "learn.to-move.black": "Sötéttel játszol.",
   "learn.reply": "Az ellenfél válasza: {move}. Újra te lépsz.",
   "learn.play-game": "Játszma indítása",
+  "learn.refused": "A kiszolgáló ezt elutasította: {error}",
   "learn.why.forfeit": "Ez a lépés bezárja hat őröd gyűrűjét, miközben a királynőd nincs a trónon: azonnal veszítesz.",
   "learn.why.refuted": "Az ellenfél {move} lépéssel válaszol, és utána már nem nyerhetsz időben.",
   "learn.why.decided": "A játszma már véget ért.",

@@ -58,6 +58,7 @@ STRINGS.ja = {
   "learn.to-move.black": "あなたは黒です。",
   "learn.reply": "相手は{move}と応じました。もう一度あなたの番です。",
   "learn.play-game": "対局する",
+  "learn.refused": "サーバーに拒否されました：{error}",
   "learn.why.forfeit": "その手は、クイーンが玉座にいないまま六つのガードでリングを閉じます。その場で負けです。",
   "learn.why.refuted": "相手が{move}と応じると、間に合うように勝てなくなります。",
   "learn.why.decided": "ゲームはもう終わっています。",

@@ -58,6 +58,7 @@ STRINGS.ko = {
   "learn.to-move.black": "당신은 흑입니다.",
   "learn.reply": "상대가 {move}(으)로 응수했습니다. 다시 당신 차례입니다.",
   "learn.play-game": "대국하기",
+  "learn.refused": "서버가 거부했습니다: {error}",
   "learn.why.forfeit": "그 수는 여왕이 왕좌에 없는 채로 여섯 호위병의 고리를 닫습니다. 그 자리에서 집니다.",
   "learn.why.refuted": "상대가 {move}(으)로 응수하면 제때 이길 수 없습니다.",
   "learn.why.decided": "게임이 이미 끝났습니다.",

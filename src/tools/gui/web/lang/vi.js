@@ -58,6 +58,7 @@ STRINGS.vi = {
   "learn.to-move.black": "Bạn cầm quân Đen.",
   "learn.reply": "Đối phương đáp {move}. Lại đến lượt bạn.",
   "learn.play-game": "Chơi một ván",
+  "learn.refused": "Máy chủ đã từ chối: {error}",
   "learn.why.forfeit": "Nước đi này khép vòng sáu vệ binh của bạn trong khi hậu của bạn không ở trên ngai: bạn thua ngay.",
   "learn.why.refuted": "Đối phương đáp {move}, và sau đó bạn không thể thắng kịp.",
   "learn.why.decided": "Ván cờ đã kết thúc.",
