@@ -59,6 +59,21 @@ async fn lesson_message(page: &Browser) -> String {
     page.text("#lesson-message").await
 }
 
+/// Opens a lesson from the list by clicking its title.
+async fn choose_lesson(page: &Browser, id: &str) {
+    page.click(&format!("[data-lesson=\"{id}\"] a")).await;
+    let open = format!("return document.querySelector('#lesson').dataset.lessonOpen === '{id}';");
+    page.wait_until(id, async || page.flag(&open).await).await;
+}
+
+/// Whether the list marks the lesson solved.
+async fn solved(page: &Browser, id: &str) -> bool {
+    page.flag(&format!(
+        "return document.querySelector('[data-lesson=\"{id}\"]').dataset.done === 'true';"
+    ))
+    .await
+}
+
 /// Plays `mv` on the open lesson's board by clicking its two cells.
 async fn click_move(page: &Browser, mv: &str) {
     let split = mv[1..].find(|c: char| c.is_ascii_lowercase()).unwrap() + 1;
@@ -213,14 +228,8 @@ async fn every_lesson_is_solved_by_clicking_and_remembered() {
     assert!(lessons.len() >= 12, "{} lessons", lessons.len());
     for lesson in &lessons {
         let id = lesson["id"].as_str().unwrap();
-        page.click(&format!("[data-lesson=\"{id}\"] a")).await;
-        let open =
-            format!("return document.querySelector('#lesson').dataset.lessonOpen === '{id}';");
-        page.wait_until(id, async || page.flag(&open).await).await;
-        let done = format!(
-            "return document.querySelector('[data-lesson=\"{id}\"]').dataset.done === 'true';"
-        );
-        assert!(!page.flag(&done).await, "{id} solved before it was played");
+        choose_lesson(&page, id).await;
+        assert!(!solved(&page, id).await, "{id} solved before it was played");
         if lesson["game"] == true {
             page.click("#lesson-play").await;
             page.wait_until("the game against level 1", async || {
@@ -242,14 +251,14 @@ async fn every_lesson_is_solved_by_clicking_and_remembered() {
             page.wait_until(mv, async || lesson_message(&page).await != before)
                 .await;
             if index + 1 < solution.len() {
-                assert!(!page.flag(&done).await, "{id} solved early");
+                assert!(!solved(&page, id).await, "{id} solved early");
             }
         }
-        page.wait_until(&format!("{id} solved"), async || page.flag(&done).await)
+        page.wait_until(&format!("{id} solved"), async || solved(&page, id).await)
             .await;
-        let solved = english(&page, "learn.solved").await;
+        let solved_words = english(&page, "learn.solved").await;
         assert!(
-            lesson_message(&page).await.starts_with(&solved),
+            lesson_message(&page).await.starts_with(&solved_words),
             "{id}: {}",
             lesson_message(&page).await
         );
@@ -291,19 +300,11 @@ async fn a_wrong_move_is_explained_and_can_be_retried() {
     // The lesson goes on: the right move still solves it.
     click_move(&page, "e4e5").await;
     page.wait_until("solved after the mistake", async || {
-        page.flag(
-            "return document.querySelector('[data-lesson=\"sandwich\"]').dataset.done === 'true';",
-        )
-        .await
+        solved(&page, "sandwich").await
     })
     .await;
     // Legal but beside the goal: the lesson's own words, then "Try again".
-    page.click("[data-lesson=\"capture\"] a").await;
-    page.wait_until("the capture lesson", async || {
-        page.flag("return document.querySelector('#lesson').dataset.lessonOpen === 'capture';")
-            .await
-    })
-    .await;
+    choose_lesson(&page, "capture").await;
     click_move(&page, "e4d4").await;
     let missed = english(&page, "lesson.capture.wrong").await;
     page.wait_until("the lesson's explanation", async || {
@@ -316,12 +317,7 @@ async fn a_wrong_move_is_explained_and_can_be_retried() {
     })
     .await;
     // Win in two: a first move that Black refutes is named with the refutation.
-    page.click("[data-lesson=\"win-in-two\"] a").await;
-    page.wait_until("the win-in-two lesson", async || {
-        page.flag("return document.querySelector('#lesson').dataset.lessonOpen === 'win-in-two';")
-            .await
-    })
-    .await;
+    choose_lesson(&page, "win-in-two").await;
     click_move(&page, "f8f7").await;
     page.wait_until("the refutation", async || {
         lesson_message(&page).await.contains("g9g8")

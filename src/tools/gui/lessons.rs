@@ -3,7 +3,7 @@
 //! goal with the rules core (the page holds the words, in every language).
 
 use super::server::Shared;
-use super::session::cells_json;
+use super::session::view::cells_json;
 use crate::rules::game::position_result;
 use crate::rules::notation::parse_cell;
 use crate::rules::{

@@ -181,8 +181,7 @@ function renderLessons() {
       startLesson(next);
     }, "lesson-next");
   }
-  const rule = htmlElement("a", { href: "#rules", class: "rule-link" }, row, t("learn.rule"));
-  rule.dataset.rule = lesson.rule;
+  htmlElement("a", { href: "#rules/" + lesson.rule, class: "rule-link" }, row, t("learn.rule"));
 }
 
 async function showLessons(id) {

@@ -52,27 +52,37 @@ function diagram(parent, position, marks, onCell = null) {
   };
 }
 
-function renderRules() {
-  const view = document.getElementById("rules-view");
-  if (!view || !learnCatalogue) return;
-  view.textContent = "";
-  htmlElement("h2", {}, view, t("rules.title"));
-  htmlElement("p", { class: "intro" }, view, t("rules.intro"));
-  for (const rule of learnCatalogue.rules) {
-    const section = htmlElement("section", { "data-rule": rule.id, class: "rule" }, view);
-    const words = htmlElement("div", { class: "words" }, section);
-    htmlElement("h3", {}, words, t("rules." + rule.id + ".title"));
-    htmlElement("p", {}, words, t("rules." + rule.id + ".text"));
-    const practice = learnCatalogue.lessons.find((lesson) => lesson.rule === rule.id);
-    if (practice) htmlElement("a", { href: "#learn/" + practice.id, class: "practise" }, words, t("learn.title") + " \u2192");
-    const figure = htmlElement("figure", {}, section);
-    diagram(figure, rule, rule.marks);
-    htmlElement("figcaption", {}, figure, t("rules." + rule.id + ".caption"));
-  }
-  htmlElement("p", { class: "order" }, view, t("rules.order"));
+// Words carry their key (data-i18n), so that switching the language
+// translates them in place and the diagrams stay as drawn.
+function translated(name, key, parent, attrs = {}) {
+  return htmlElement(name, Object.assign({ "data-i18n": key }, attrs), parent, t(key));
 }
 
-async function showRules() {
+function renderRules() {
+  const view = document.getElementById("rules-view");
+  if (!view || !learnCatalogue || view.childElementCount) return;
+  translated("h2", "rules.title", view);
+  translated("p", "rules.intro", view, { class: "intro" });
+  for (const rule of learnCatalogue.rules) {
+    const section = htmlElement("section", { "data-rule": rule.id, class: "rule" }, view);
+    const text = htmlElement("div", { class: "words" }, section);
+    translated("h3", "rules." + rule.id + ".title", text);
+    translated("p", "rules." + rule.id + ".text", text);
+    const practice = learnCatalogue.lessons.find((lesson) => lesson.rule === rule.id);
+    if (practice) {
+      const link = htmlElement("a", { href: "#learn/" + practice.id, class: "practise" }, text);
+      translated("span", "learn.title", link);
+      link.appendChild(document.createTextNode(" \u2192"));
+    }
+    const figure = htmlElement("figure", {}, section);
+    diagram(figure, rule, rule.marks);
+    translated("figcaption", "rules." + rule.id + ".caption", figure);
+  }
+  translated("p", "rules.order", view, { class: "order" });
+}
+
+// Shows the rules, scrolled to the rule `id` when given.
+async function showRules(id) {
   try {
     await loadCatalogue();
   } catch (e) {
@@ -80,6 +90,6 @@ async function showRules() {
     return;
   }
   renderRules();
+  const section = id && document.querySelector(`[data-rule="${CSS.escape(id)}"]`);
+  if (section) section.scrollIntoView();
 }
-
-onLanguageChange(() => { if (!document.getElementById("rules-view").hidden) renderRules(); });

@@ -1,5 +1,5 @@
 // The ways into the page: the view chosen by the URL fragment (the board,
-// #rules, #learn), the language switcher shown on every view, and the panel
+// #rules or #rules/<rule>, #learn or #learn/<lesson>), the language switcher shown on every view, and the panel
 // a first visit gets beside the board (learn, play, analyse), dismissed by
 // its buttons or by the first click on the board, which it never covers.
 "use strict";
@@ -16,7 +16,7 @@ function showView() {
   for (const link of document.querySelectorAll("[data-view-link]")) {
     link.classList.toggle("on", link.dataset.viewLink === shown);
   }
-  if (shown === "rules") showRules();
+  if (shown === "rules") showRules(detail || null);
   if (shown === "learn") showLessons(detail || null);
 }
 

@@ -1,0 +1,100 @@
+//! Analysis of the position shown: one search at a time, its lines throttled to the page.
+
+use super::view::cells_json;
+use super::{Role, Session, finished};
+use crate::rules::{Color, parse_fen, parse_move, to_fen};
+use crate::tools::gui::driver::{Info, Purpose, Request, Search};
+use crate::tools::gui::pgn::WhiteScore;
+use serde_json::{Value, json};
+
+/// The last analysis of the position shown.
+#[derive(Default)]
+pub(super) struct Analysis {
+    pub(super) search: u64,
+    pub(super) fen: String,
+    pub(super) lines: Vec<Info>,
+    pub(super) dirty: bool,
+}
+
+impl Session {
+    pub(super) fn refresh_analysis(&mut self) {
+        let fen = to_fen(self.record.game_at(self.record.cursor).position());
+        if !self.analysing {
+            if self.analysis.search != 0 {
+                self.stop(Role::Analyst);
+                self.analysis.search = 0;
+            }
+            return;
+        }
+        if self.analysis.search != 0 && self.analysis.fen == fen {
+            return;
+        }
+        let id = self.new_search_id();
+        self.analysis = Analysis {
+            search: id,
+            fen,
+            lines: Vec::new(),
+            dirty: true,
+        };
+        if finished(self.record.game_at(self.record.cursor).position()) {
+            self.stop(Role::Analyst);
+            return;
+        }
+        let search = Search {
+            id,
+            purpose: Purpose::Analysis,
+            position: self.position_line(self.record.cursor),
+            go: "go infinite".into(),
+            budget: None,
+        };
+        self.send(Role::Analyst, Request::Search(search));
+    }
+
+    /// The board after `moves` from the position shown (a preview of a line),
+    /// as the cells' contents; the moves stop at the first illegal one.
+    pub fn preview(&self, moves: &[String]) -> Value {
+        let mut position = *self.record.game_at(self.record.cursor).position();
+        for text in moves {
+            match parse_move(&position, text) {
+                Ok(mv) => position = position.make_move(mv),
+                Err(_) => break,
+            }
+        }
+        json!({ "cells": cells_json(&position) })
+    }
+
+    /// Sends the analysis if it changed since the last time (called on a timer).
+    pub fn flush_analysis(&mut self) {
+        if !self.analysis.dirty {
+            return;
+        }
+        self.analysis.dirty = false;
+        let side = parse_fen(&self.analysis.fen).map_or(Color::White, |p| p.side_to_move());
+        let lines: Vec<Value> = self
+            .analysis
+            .lines
+            .iter()
+            .filter(|line| !line.pv.is_empty())
+            .map(|line| {
+                json!({
+                    "multipv": line.multipv,
+                    "depth": line.depth,
+                    "seldepth": line.seldepth,
+                    "score": WhiteScore::from_mover(side, line.cp, line.mate),
+                    "bound": line.bound,
+                    "nodes": line.nodes,
+                    "nps": line.nps,
+                    "time": line.time,
+                    "pv": line.pv,
+                })
+            })
+            .collect();
+        let event = json!({
+            "fen": self.analysis.fen,
+            "pov": "white",
+            "running": self.analysis.search != 0,
+            "lines": lines,
+        });
+        (self.publish)("analysis", event.to_string());
+    }
+}

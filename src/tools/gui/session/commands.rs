@@ -1,0 +1,358 @@
+//! The commands of the page, each checked before it changes anything.
+
+use super::clocks::parse_time_control;
+use super::seats::{Role, setoption};
+use super::{FULL_STRENGTH_MOVETIME_MS, LEVEL_NODES, Mode, Session, finished, read_start};
+use crate::rules::{Color, parse_move};
+use crate::tools::gui::driver::{Purpose, Request, Search};
+use serde::Deserialize;
+use std::time::{Duration, Instant};
+
+/// A command from the page.
+#[derive(Deserialize, Debug)]
+#[serde(tag = "cmd", rename_all = "snake_case")]
+pub enum Command {
+    /// Play a move at the position shown.
+    Move {
+        /// `<from><to>`.
+        mv: String,
+    },
+    /// Show the position after this many plies.
+    View {
+        /// 0 is the start.
+        ply: usize,
+    },
+    /// A new game against the opponent engine.
+    NewGame {
+        /// Where it starts (default: the start position).
+        fen: Option<String>,
+        /// `white` or `black`.
+        human: Option<String>,
+        /// 0-3: node-limited levels, 4: full strength.
+        level: Option<usize>,
+        /// `minutes+seconds`, empty for no clock.
+        tc: Option<String>,
+        /// The engine (index into the choices).
+        engine: Option<usize>,
+    },
+    /// Free analysis from a position.
+    Analyse {
+        /// Where it starts (default: keep the game).
+        fen: Option<String>,
+    },
+    /// Two engines play.
+    Watch {
+        /// White's engine.
+        white: usize,
+        /// Black's engine.
+        black: usize,
+        /// `minutes+seconds`, empty for a fixed time per move.
+        tc: Option<String>,
+        /// Where it starts.
+        fen: Option<String>,
+    },
+    /// Pause or resume an engine game.
+    Pause {
+        /// Paused or not.
+        paused: bool,
+    },
+    /// Take back the person's last move.
+    Takeback,
+    /// Ask the opponent engine for a suggestion.
+    Hint,
+    /// The person resigns.
+    Resign,
+    /// Analysis on or off.
+    Analysis {
+        /// On or off.
+        on: bool,
+    },
+    /// Number of analysis lines.
+    Multipv {
+        /// 1 to 5.
+        lines: usize,
+    },
+    /// Change an engine option.
+    SetOption {
+        /// Whose.
+        role: Role,
+        /// Its name.
+        name: String,
+        /// Its value (none for a button).
+        value: Option<String>,
+    },
+    /// Put another engine in a seat (restarts it).
+    SetEngine {
+        /// Which seat.
+        role: Role,
+        /// Which engine.
+        engine: usize,
+    },
+    /// Load a game read from PGN.
+    OpenGame {
+        /// Index into the games read last.
+        index: usize,
+    },
+}
+
+impl Session {
+    /// Carries out a command from the page.
+    pub fn command(&mut self, command: Command) -> Result<(), String> {
+        self.notice = None;
+        let outcome = self.carry_out(command);
+        self.kick();
+        self.publish_state();
+        outcome
+    }
+
+    pub(super) fn carry_out(&mut self, command: Command) -> Result<(), String> {
+        match command {
+            Command::Move { mv } => self.person_moves(&mv),
+            Command::View { ply } => {
+                if ply > self.record.plies.len() {
+                    return Err(format!(
+                        "no ply {ply}: the game has {}",
+                        self.record.plies.len()
+                    ));
+                }
+                self.record.cursor = ply;
+                Ok(())
+            }
+            Command::NewGame {
+                fen,
+                human,
+                level,
+                tc,
+                engine,
+            } => {
+                let start = read_start(fen.as_deref())?;
+                let human = match human.as_deref() {
+                    None | Some("white") => Color::White,
+                    Some("black") => Color::Black,
+                    Some(other) => return Err(format!("no colour '{other}'")),
+                };
+                let level = level.unwrap_or(self.level);
+                if level > LEVEL_NODES.len() {
+                    return Err(format!("no level {level}: 0 to {}", LEVEL_NODES.len()));
+                }
+                let clocks = parse_time_control(tc.as_deref().unwrap_or(""))?;
+                if let Some(engine) = engine {
+                    self.choose_engine(Role::Opponent, engine)?;
+                }
+                self.level = level;
+                self.reset(start, Mode::Play { human }, clocks);
+                let opponent = self.seat(Role::Opponent).name.clone();
+                self.record.names = match human {
+                    Color::White => ["you".into(), opponent],
+                    Color::Black => [opponent, "you".into()],
+                };
+                Ok(())
+            }
+            Command::Analyse { fen } => {
+                if let Some(fen) = fen {
+                    let start = read_start(Some(&fen))?;
+                    self.reset(start, Mode::Analysis, None);
+                    self.record.names = ["?".into(), "?".into()];
+                } else {
+                    self.leave_game();
+                    self.mode = Mode::Analysis;
+                }
+                Ok(())
+            }
+            Command::Watch {
+                white,
+                black,
+                tc,
+                fen,
+            } => {
+                let start = read_start(fen.as_deref())?;
+                let clocks = parse_time_control(tc.as_deref().unwrap_or(""))?;
+                self.choose_engine(Role::White, white)?;
+                self.choose_engine(Role::Black, black)?;
+                self.reset(start, Mode::Watch { paused: false }, clocks);
+                self.record.names = [
+                    self.choices[white].label.clone(),
+                    self.choices[black].label.clone(),
+                ];
+                Ok(())
+            }
+            Command::Pause { paused } => {
+                let Mode::Watch { .. } = self.mode else {
+                    return Err("only an engine game can be paused".into());
+                };
+                self.mode = Mode::Watch { paused };
+                if paused {
+                    if let Some((_, role)) = self.awaited.take() {
+                        self.stop(role);
+                    }
+                    self.stop_clocks();
+                } else if self.record.verdict().is_none()
+                    && let Some(clocks) = &mut self.clocks
+                {
+                    clocks.since = Some(Instant::now());
+                }
+                Ok(())
+            }
+            Command::Takeback => self.take_back(),
+            Command::Hint => {
+                // The opponent engine gives it, so only while it waits for the person.
+                let Mode::Play { human } = self.mode else {
+                    return Err("a hint is for a game against the engine".into());
+                };
+                if self.record.verdict().is_some() {
+                    return Err("the game is over".into());
+                }
+                if self.record.game().position().side_to_move() != human {
+                    return Err("it is the engine's turn".into());
+                }
+                let id = self.new_search_id();
+                self.hint = Some((id, String::new()));
+                let search = Search {
+                    id,
+                    purpose: Purpose::Hint,
+                    position: self.position_line(self.record.plies.len()),
+                    go: format!("go movetime {FULL_STRENGTH_MOVETIME_MS}"),
+                    budget: Some(Duration::from_millis(FULL_STRENGTH_MOVETIME_MS)),
+                };
+                self.record.cursor = self.record.plies.len();
+                self.send(Role::Opponent, Request::Search(search));
+                Ok(())
+            }
+            Command::Resign => {
+                let Mode::Play { human } = self.mode else {
+                    return Err("nobody to resign to".into());
+                };
+                if self.record.verdict().is_some() {
+                    return Err("the game is over".into());
+                }
+                self.end(
+                    Some(!human),
+                    "resignation",
+                    format!("{} wins: {} resigned", (!human).name(), human.name()),
+                );
+                Ok(())
+            }
+            Command::Analysis { on } => {
+                self.analysing = on;
+                Ok(())
+            }
+            Command::Multipv { lines } => {
+                if !(1..=5).contains(&lines) {
+                    return Err(format!("MultiPV {lines}: 1 to 5 lines"));
+                }
+                self.multipv = lines;
+                self.send(
+                    Role::Analyst,
+                    Request::SetOption(setoption("MultiPV", Some(&lines.to_string()))),
+                );
+                // The running analysis restarts with the new number of lines.
+                self.analysis.search = 0;
+                Ok(())
+            }
+            Command::SetOption { role, name, value } => {
+                let seat = self.seat(role);
+                let Some(declared) = seat.options.iter().find(|o| o.name == name) else {
+                    return Err(format!("engine {} has no option '{name}'", seat.name));
+                };
+                if let (Some(value), Some(min), Some(max)) = (&value, declared.min, declared.max) {
+                    let number: i64 = value
+                        .trim()
+                        .parse()
+                        .map_err(|_| format!("option {name}: '{value}' is not a number"))?;
+                    if !(min..=max).contains(&number) {
+                        return Err(format!("option {name}: {number} is not in {min}..{max}"));
+                    }
+                }
+                let line = setoption(&name, value.as_deref());
+                let seat = &mut self.seats[role.index()];
+                if let Some(value) = value {
+                    seat.values.retain(|(n, _)| *n != name);
+                    seat.values.push((name, value));
+                }
+                self.send(role, Request::SetOption(line));
+                Ok(())
+            }
+            Command::SetEngine { role, engine } => self.choose_engine(role, engine),
+            Command::OpenGame { index } => {
+                let Some(read) = self.library.get(index).cloned() else {
+                    return Err(format!("no game {index} in the file read"));
+                };
+                self.load(&read)
+            }
+        }
+    }
+
+    pub(super) fn person_moves(&mut self, text: &str) -> Result<(), String> {
+        match self.mode {
+            Mode::Play { human } => {
+                if self.record.verdict().is_some() {
+                    return Err("the game is over".into());
+                }
+                if self.record.game().position().side_to_move() != human {
+                    return Err("it is the engine's turn".into());
+                }
+                self.record.cursor = self.record.plies.len();
+                let time_ms = u64::try_from(self.turn_started.elapsed().as_millis()).unwrap_or(0);
+                // The person's clock is not running before their first move of a new game.
+                if let Some(clocks) = &mut self.clocks
+                    && clocks.since.is_none()
+                {
+                    clocks.since = Some(Instant::now());
+                }
+                self.play(text, None, time_ms)
+            }
+            Mode::Watch { .. } => Err("the engines are playing".into()),
+            Mode::Analysis => {
+                let position = *self.record.game_at(self.record.cursor).position();
+                parse_move(&position, text).map_err(|e| format!("illegal move {text}: {e}"))?;
+                if finished(&position) {
+                    return Err("the game is over at this position".into());
+                }
+                // A move off the end of the record replaces what followed.
+                if self.record.cursor < self.record.plies.len() {
+                    self.record.plies.truncate(self.record.cursor);
+                    self.record.finish = None;
+                }
+                self.play(text, None, 0)
+            }
+        }
+    }
+
+    pub(super) fn take_back(&mut self) -> Result<(), String> {
+        let Mode::Play { human } = self.mode else {
+            return Err("takeback is for a game against the engine".into());
+        };
+        if let Some((_, role)) = self.awaited.take() {
+            self.stop(role);
+        }
+        let start_side = self.record.start.side_to_move();
+        let mut keep = self.record.plies.len();
+        // Back to the person's previous turn, so that at least one of their moves goes.
+        let side_at = |plies: usize| {
+            if plies.is_multiple_of(2) {
+                start_side
+            } else {
+                !start_side
+            }
+        };
+        let mut removed_own = false;
+        while keep > 0 && !(removed_own && side_at(keep) == human) {
+            keep -= 1;
+            if side_at(keep) == human {
+                removed_own = true;
+            }
+        }
+        if !removed_own {
+            return Err("no move of yours to take back".into());
+        }
+        self.record.plies.truncate(keep);
+        self.record.cursor = keep;
+        self.record.finish = None;
+        self.hint = None;
+        if let Some(clocks) = &mut self.clocks {
+            clocks.since = Some(Instant::now());
+        }
+        self.turn_started = Instant::now();
+        Ok(())
+    }
+}

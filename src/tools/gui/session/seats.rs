@@ -1,0 +1,231 @@
+//! The engines' seats: which engine sits where, starting it, its options and what it reports.
+
+use super::{Session, lock};
+use crate::tools::gui::driver::{
+    EngineHandle, Info, OptionDecl, Purpose, Report, Request, Status, declared_name,
+    declared_options,
+};
+use serde::{Deserialize, Serialize};
+
+/// An engine the page can choose.
+#[derive(Clone, Debug, Serialize)]
+pub struct EngineChoice {
+    /// Shown in the page.
+    pub label: String,
+    /// Program.
+    #[serde(skip)]
+    pub cmd: String,
+    /// Its arguments.
+    #[serde(skip)]
+    pub args: Vec<String>,
+}
+
+/// The seats an engine can take.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// The person's opponent; also gives hints.
+    Opponent,
+    /// Analyses the position shown.
+    Analyst,
+    /// Plays White in an engine game.
+    White,
+    /// Plays Black in an engine game.
+    Black,
+}
+
+pub(super) const ROLES: [Role; 4] = [Role::Opponent, Role::Analyst, Role::White, Role::Black];
+
+impl Role {
+    pub(super) fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// One seat's engine.
+pub(super) struct Seat {
+    pub(super) choice: usize,
+    /// Counts the processes started in this seat, so that a replaced one's reports are ignored.
+    pub(super) generation: u64,
+    pub(super) handle: Option<EngineHandle>,
+    pub(super) status: Status,
+    pub(super) name: String,
+    pub(super) options: Vec<OptionDecl>,
+    pub(super) values: Vec<(String, String)>,
+    pub(super) error: Option<String>,
+}
+
+impl Session {
+    pub(super) fn seat(&self, role: Role) -> &Seat {
+        &self.seats[role.index()]
+    }
+
+    /// Starts the seat's engine if it is not running.
+    pub(super) fn ensure_engine(&mut self, role: Role) {
+        let seat = &self.seats[role.index()];
+        if seat.handle.is_some() && seat.status != Status::Failed {
+            return;
+        }
+        let choice = self.choices[seat.choice].clone();
+        let generation = seat.generation + 1;
+        let session = self.myself.clone();
+        let handle = EngineHandle::start(&choice.label, &choice.cmd, &choice.args, move |report| {
+            if let Some(session) = session.upgrade() {
+                let mut session = lock(&session);
+                if session.seats[role.index()].generation == generation {
+                    session.engine_report(role, report);
+                }
+            }
+        });
+        let values = self.seats[role.index()].values.clone();
+        for (name, value) in &values {
+            handle.send(Request::SetOption(setoption(name, Some(value))));
+        }
+        if role == Role::Analyst && self.multipv > 1 {
+            handle.send(Request::SetOption(setoption(
+                "MultiPV",
+                Some(&self.multipv.to_string()),
+            )));
+        }
+        let seat = &mut self.seats[role.index()];
+        seat.generation = generation;
+        seat.handle = Some(handle);
+        seat.status = Status::Starting;
+        seat.error = None;
+        seat.name = choice.label;
+    }
+
+    pub(super) fn send(&mut self, role: Role, request: Request) {
+        self.ensure_engine(role);
+        if let Some(handle) = &self.seats[role.index()].handle {
+            handle.send(request);
+        }
+    }
+
+    pub(super) fn stop(&mut self, role: Role) {
+        if let Some(handle) = &self.seats[role.index()].handle {
+            handle.send(Request::Stop);
+        }
+    }
+
+    /// Handles one report of an engine thread.
+    pub(super) fn engine_report(&mut self, role: Role, report: Report) {
+        match report {
+            Report::Ready(lines) => {
+                let seat = &mut self.seats[role.index()];
+                if let Some(name) = declared_name(&lines) {
+                    seat.name = name;
+                }
+                seat.options = declared_options(&lines);
+            }
+            Report::Status(status) => self.seats[role.index()].status = status,
+            Report::Info(id, purpose, info) => {
+                if purpose == Purpose::Analysis && id == self.analysis.search {
+                    let slot = info.multipv.max(1) as usize - 1;
+                    if slot < 5 {
+                        if self.analysis.lines.len() <= slot {
+                            self.analysis.lines.resize(slot + 1, Info::default());
+                        }
+                        self.analysis.lines[slot] = info;
+                        self.analysis.dirty = true;
+                    }
+                    return;
+                }
+                if purpose == Purpose::Move && info.multipv == 1 && !info.pv.is_empty() {
+                    self.move_info = Some((id, info));
+                }
+                return;
+            }
+            Report::BestMove(id, Purpose::Move, mv) => {
+                if self.awaited.map(|(awaited, _)| awaited) != Some(id) {
+                    return;
+                }
+                self.awaited = None;
+                let info = self
+                    .move_info
+                    .take()
+                    .filter(|(search, _)| *search == id)
+                    .map(|(_, info)| info);
+                let mover = self.record.game().position().side_to_move();
+                let time_ms = u64::try_from(self.turn_started.elapsed().as_millis()).unwrap_or(0);
+                if let Some(clocks) = &self.clocks
+                    && clocks.left_now(mover) < 0
+                {
+                    self.end(
+                        Some(!mover),
+                        "time forfeit",
+                        format!("{} wins on time", (!mover).name()),
+                    );
+                } else if let Err(error) = self.play(&mv, info.as_ref(), time_ms) {
+                    let name = self.seat(role).name.clone();
+                    self.end(
+                        Some(!mover),
+                        "illegal move",
+                        format!("{} wins: {name} played an {error}", (!mover).name()),
+                    );
+                }
+                self.kick();
+            }
+            Report::BestMove(id, Purpose::Hint, mv) => {
+                if self.hint.as_ref().map(|(hint, _)| *hint) == Some(id) {
+                    self.hint = Some((id, mv));
+                }
+            }
+            Report::BestMove(_, Purpose::Analysis, _) => {}
+            Report::Failed(reason) => {
+                let seat = &mut self.seats[role.index()];
+                seat.status = Status::Failed;
+                let message = format!("engine {} ({:?}): {reason}", seat.name, role).to_lowercase();
+                log::warn!("{message}");
+                seat.error = Some(reason);
+                self.notice = Some(message);
+                if let Some((_, awaited)) = self.awaited
+                    && awaited == role
+                {
+                    self.awaited = None;
+                    let mover = self.record.game().position().side_to_move();
+                    let name = self.seats[role.index()].name.clone();
+                    self.end(
+                        Some(!mover),
+                        "crash",
+                        format!("{} wins: engine {name} failed", (!mover).name()),
+                    );
+                }
+                if role == Role::Analyst {
+                    self.analysis.search = 0;
+                }
+            }
+        }
+        self.publish_state();
+    }
+
+    pub(super) fn choose_engine(&mut self, role: Role, engine: usize) -> Result<(), String> {
+        if engine >= self.choices.len() {
+            return Err(format!("no engine {engine}"));
+        }
+        let seat = &mut self.seats[role.index()];
+        if seat.choice != engine || seat.status == Status::Failed {
+            if self.awaited.is_some_and(|(_, r)| r == role) {
+                self.awaited = None;
+            }
+            seat.choice = engine;
+            seat.handle = None;
+            seat.options.clear();
+            seat.values.clear();
+            seat.status = Status::Idle;
+            seat.error = None;
+            if role == Role::Analyst {
+                self.analysis.search = 0;
+            }
+            self.ensure_engine(role);
+        }
+        Ok(())
+    }
+}
+
+pub(super) fn setoption(name: &str, value: Option<&str>) -> String {
+    match value {
+        Some(value) => format!("setoption name {name} value {value}"),
+        None => format!("setoption name {name}"),
+    }
+}
