@@ -64,22 +64,65 @@ pub struct Shared {
     /// The per-run token of the URL.
     pub token: String,
     /// `Host` header values this server answers.
-    pub hosts: Vec<String>,
+    pub hosts: Hosts,
 }
 
-/// The `Host` values of this server: the address it listens on, and
-/// `localhost` when that is the loopback address.
-pub fn allowed_hosts(host: IpAddr, port: u16) -> Vec<String> {
-    let address = match host {
+/// The `Host` header values this server answers.
+#[derive(Clone, Debug)]
+pub struct Hosts {
+    /// Exact `host:port` values.
+    names: Vec<String>,
+    /// Any IP address literal with this port (a server on every interface):
+    /// a foreign page reaching it through DNS rebinding sends a name, never
+    /// an address.
+    any_address: Option<u16>,
+}
+
+impl Hosts {
+    /// The hosts of a server listening on `host:port`: that address, and
+    /// `localhost` on the loopback address; every address of the machine
+    /// and its host name when listening on all of them.
+    pub fn new(host: IpAddr, port: u16) -> Hosts {
+        let mut names = vec![format!("{}:{port}", address_text(host))];
+        if host.is_loopback() || host.is_unspecified() {
+            names.push(format!("localhost:{port}"));
+            names.push(format!("127.0.0.1:{port}"));
+        }
+        if host.is_unspecified()
+            && let Ok(name) = std::fs::read_to_string("/proc/sys/kernel/hostname")
+            && !name.trim().is_empty()
+        {
+            names.push(format!("{}:{port}", name.trim().to_lowercase()));
+        }
+        Hosts {
+            names,
+            any_address: host.is_unspecified().then_some(port),
+        }
+    }
+
+    /// Whether a request with this `Host` header is for this server.
+    pub fn allows(&self, host: &str) -> bool {
+        let host = host.to_lowercase();
+        if self.names.contains(&host) {
+            return true;
+        }
+        let Some(port) = self.any_address else {
+            return false;
+        };
+        let Some((address, given_port)) = host.rsplit_once(':') else {
+            return false;
+        };
+        let address = address.trim_start_matches('[').trim_end_matches(']');
+        given_port.parse::<u16>() == Ok(port) && address.parse::<IpAddr>().is_ok()
+    }
+}
+
+/// An address as written in a URL (IPv6 in brackets).
+pub fn address_text(host: IpAddr) -> String {
+    match host {
         IpAddr::V6(v6) => format!("[{v6}]"),
         v4 => v4.to_string(),
-    };
-    let mut hosts = vec![format!("{address}:{port}")];
-    if host.is_loopback() {
-        hosts.push(format!("localhost:{port}"));
-        hosts.push(format!("127.0.0.1:{port}"));
     }
-    hosts
 }
 
 /// The routes.
@@ -147,7 +190,7 @@ async fn guard(
         .get(header::HOST)
         .and_then(|h| h.to_str().ok())
         .unwrap_or_default();
-    if !shared.hosts.iter().any(|allowed| allowed == host) {
+    if !shared.hosts.allows(host) {
         log::warn!("refused a request for host '{host}'");
         return refuse(StatusCode::FORBIDDEN, "forbidden: unknown Host");
     }
