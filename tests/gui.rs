@@ -74,7 +74,7 @@ async fn a_person_plays_by_clicking_through_a_relocation_and_a_capture() {
     );
     // The contract: 91 cells, the start position, the person plays White.
     page.assert_board_is(agon::rules::START_FEN).await;
-    assert_eq!(page.text("#mode-label").await, "playing white");
+    assert_eq!(page.text("#mode-label").await, "playing White");
     page.screenshot("start").await;
 
     // A hint is an arrow on the board; then a first move by clicking.

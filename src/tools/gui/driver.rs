@@ -160,6 +160,11 @@ pub enum Report {
     Info(u64, Purpose, Info),
     /// The running search ended with this move.
     BestMove(u64, Purpose, String),
+    /// The search passed its deadline and was told to stop; its `bestmove`
+    /// still follows, late.
+    Overdue(u64, Purpose),
+    /// The engine refused something: an `info string error: ...` line.
+    Refused(String),
     /// It is gone, for this reason.
     Failed(String),
 }
@@ -224,6 +229,8 @@ enum State {
     },
     Stopping {
         since: Instant,
+        /// A search stopped on its deadline: its `bestmove` is still the answer.
+        overdue: Option<Search>,
     },
 }
 
@@ -315,8 +322,10 @@ impl Machine {
             },
             Request::Stop => {
                 self.pending = None;
-                if matches!(self.state, State::Searching { .. }) {
-                    self.stop(engine, report)?;
+                match &mut self.state {
+                    State::Searching { .. } => self.stop(engine, report)?,
+                    State::Stopping { overdue, .. } => *overdue = None,
+                    State::Idle => {}
                 }
             }
             Request::SetOption(line) => self.queue(line, engine)?,
@@ -352,6 +361,7 @@ impl Machine {
         send(engine, "stop")?;
         self.state = State::Stopping {
             since: Instant::now(),
+            overdue: None,
         };
         report(Report::Status(Status::Stopping));
         Ok(())
@@ -364,6 +374,10 @@ impl Machine {
         report: &impl Fn(Report),
     ) -> Result<(), String> {
         let mut words = line.split_whitespace();
+        if let Some(what) = line.trim().strip_prefix("info string error:") {
+            report(Report::Refused(what.trim().to_string()));
+            return Ok(());
+        }
         match (words.next(), &self.state) {
             (Some("info"), State::Searching { search, .. }) => {
                 if let Some(info) = Info::parse(line) {
@@ -375,7 +389,13 @@ impl Machine {
                 report(Report::BestMove(search.id, search.purpose, mv));
                 self.become_idle(engine, report)?;
             }
-            (Some("bestmove"), State::Stopping { .. }) => self.become_idle(engine, report)?,
+            (Some("bestmove"), State::Stopping { overdue, .. }) => {
+                if let Some(search) = overdue {
+                    let mv = words.next().unwrap_or_default().to_string();
+                    report(Report::BestMove(search.id, search.purpose, mv));
+                }
+                self.become_idle(engine, report)?;
+            }
             _ => {}
         }
         Ok(())
@@ -406,10 +426,19 @@ impl Machine {
     ) -> Result<(), String> {
         match &self.state {
             State::Searching {
+                search,
                 deadline: Some(deadline),
-                ..
-            } if Instant::now() > *deadline => self.stop(engine, report),
-            State::Stopping { since } if since.elapsed() > STOP_GRACE => Err(format!(
+            } if Instant::now() > *deadline => {
+                let search = search.clone();
+                report(Report::Overdue(search.id, search.purpose));
+                self.stop(engine, report)?;
+                self.state = State::Stopping {
+                    since: Instant::now(),
+                    overdue: Some(search),
+                };
+                Ok(())
+            }
+            State::Stopping { since, .. } if since.elapsed() > STOP_GRACE => Err(format!(
                 "the engine stalled: no bestmove {} s after stop",
                 STOP_GRACE.as_secs()
             )),

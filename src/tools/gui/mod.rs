@@ -2,6 +2,7 @@
 //! analyses Agon games in the browser, the engines driven through the protocol.
 
 pub mod driver;
+mod lessons;
 pub mod pgn;
 pub(crate) mod server;
 pub mod session;
@@ -102,10 +103,7 @@ async fn serve(
         let _ = publisher.send((event.to_string(), data));
     });
     let token = new_token();
-    let host = match settings.host {
-        IpAddr::V6(v6) => format!("[{v6}]"),
-        v4 => v4.to_string(),
-    };
+    let host = server::address_text(reachable_address(settings.host));
     let url = format!("http://{host}:{}/?token={token}", bound.port());
     {
         let mut out = std::io::stdout().lock();
@@ -122,7 +120,7 @@ async fn serve(
         session: Arc::clone(&session),
         events,
         token,
-        hosts: server::allowed_hosts(settings.host, bound.port()),
+        hosts: server::Hosts::new(settings.host, bound.port()),
     });
     let outcome = axum::serve(listener, app)
         .with_graceful_shutdown(shutdown_signal())
@@ -139,6 +137,31 @@ async fn serve(
     .map_err(|e| e.to_string())?;
     log::info!("stopped; every engine ended");
     outcome
+}
+
+/// The address to print for a server listening on `host`: itself, or for
+/// every interface the one other machines reach it by (the interface of the
+/// default route: connecting a UDP socket sends nothing), else loopback.
+fn reachable_address(host: IpAddr) -> IpAddr {
+    if !host.is_unspecified() {
+        return host;
+    }
+    let outward = std::net::UdpSocket::bind((host, 0))
+        .and_then(|socket| {
+            let probe: IpAddr = if host.is_ipv4() {
+                IpAddr::from([192, 0, 2, 1])
+            } else {
+                IpAddr::from([0x2001, 0xdb8, 0, 0, 0, 0, 0, 1])
+            };
+            socket.connect((probe, 9))?;
+            socket.local_addr()
+        })
+        .map(|address| address.ip());
+    match outward {
+        Ok(address) if !address.is_unspecified() => address,
+        _ if host.is_ipv4() => IpAddr::from([127, 0, 0, 1]),
+        _ => IpAddr::from([0u16, 0, 0, 0, 0, 0, 0, 1]),
+    }
 }
 
 /// Flushes throttled analysis and watches the clocks.

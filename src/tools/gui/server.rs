@@ -25,13 +25,34 @@ const APP_JS: &str = include_str!("web/app.js");
 const APP_CSS: &str = include_str!("web/app.css");
 const I18N_JS: &str = include_str!("web/i18n.js");
 const BOARD_JS: &str = include_str!("web/board.js");
+const RULES_JS: &str = include_str!("web/rules.js");
+const LESSONS_JS: &str = include_str!("web/lessons.js");
+const WELCOME_JS: &str = include_str!("web/welcome.js");
+const LEARN_CSS: &str = include_str!("web/learn.css");
 
 /// The page's string tables, one file a language; the page learns the
 /// languages it speaks from this list alone (served joined as `/lang.js`).
-const LANGUAGE_TABLES: &[&str] = &[include_str!("web/lang/en.js")];
+pub(super) const LANGUAGE_TABLES: &[&str] = &[
+    include_str!("web/lang/en.js"),
+    include_str!("web/lang/es.js"),
+    include_str!("web/lang/hu.js"),
+    include_str!("web/lang/vi.js"),
+    include_str!("web/lang/ja.js"),
+    include_str!("web/lang/ko.js"),
+];
 
 /// The static files anyone may fetch: they hold no state and no token.
-const PUBLIC_ASSETS: &[&str] = &["/app.js", "/app.css", "/i18n.js", "/lang.js", "/board.js"];
+const PUBLIC_ASSETS: &[&str] = &[
+    "/app.js",
+    "/app.css",
+    "/i18n.js",
+    "/lang.js",
+    "/board.js",
+    "/rules.js",
+    "/lessons.js",
+    "/welcome.js",
+    "/learn.css",
+];
 
 /// What every request handler shares.
 #[derive(Clone)]
@@ -43,22 +64,65 @@ pub struct Shared {
     /// The per-run token of the URL.
     pub token: String,
     /// `Host` header values this server answers.
-    pub hosts: Vec<String>,
+    pub hosts: Hosts,
 }
 
-/// The `Host` values of this server: the address it listens on, and
-/// `localhost` when that is the loopback address.
-pub fn allowed_hosts(host: IpAddr, port: u16) -> Vec<String> {
-    let address = match host {
+/// The `Host` header values this server answers.
+#[derive(Clone, Debug)]
+pub struct Hosts {
+    /// Exact `host:port` values.
+    names: Vec<String>,
+    /// Any IP address literal with this port (a server on every interface):
+    /// a foreign page reaching it through DNS rebinding sends a name, never
+    /// an address.
+    any_address: Option<u16>,
+}
+
+impl Hosts {
+    /// The hosts of a server listening on `host:port`: that address, and
+    /// `localhost` on the loopback address; every address of the machine
+    /// and its host name when listening on all of them.
+    pub fn new(host: IpAddr, port: u16) -> Hosts {
+        let mut names = vec![format!("{}:{port}", address_text(host))];
+        if host.is_loopback() || host.is_unspecified() {
+            names.push(format!("localhost:{port}"));
+            names.push(format!("127.0.0.1:{port}"));
+        }
+        if host.is_unspecified()
+            && let Ok(name) = std::fs::read_to_string("/proc/sys/kernel/hostname")
+            && !name.trim().is_empty()
+        {
+            names.push(format!("{}:{port}", name.trim().to_lowercase()));
+        }
+        Hosts {
+            names,
+            any_address: host.is_unspecified().then_some(port),
+        }
+    }
+
+    /// Whether a request with this `Host` header is for this server.
+    pub fn allows(&self, host: &str) -> bool {
+        let host = host.to_lowercase();
+        if self.names.contains(&host) {
+            return true;
+        }
+        let Some(port) = self.any_address else {
+            return false;
+        };
+        let Some((address, given_port)) = host.rsplit_once(':') else {
+            return false;
+        };
+        let address = address.trim_start_matches('[').trim_end_matches(']');
+        given_port.parse::<u16>() == Ok(port) && address.parse::<IpAddr>().is_ok()
+    }
+}
+
+/// An address as written in a URL (IPv6 in brackets).
+pub fn address_text(host: IpAddr) -> String {
+    match host {
         IpAddr::V6(v6) => format!("[{v6}]"),
         v4 => v4.to_string(),
-    };
-    let mut hosts = vec![format!("{address}:{port}")];
-    if host.is_loopback() {
-        hosts.push(format!("localhost:{port}"));
-        hosts.push(format!("127.0.0.1:{port}"));
     }
-    hosts
 }
 
 /// The routes.
@@ -94,6 +158,23 @@ pub(crate) fn page_routes<S: Clone + Send + Sync + 'static>() -> Router<S> {
             get(|| asset(BOARD_JS, "text/javascript; charset=utf-8")),
         )
         .route("/lang.js", get(language_tables))
+        .route(
+            "/rules.js",
+            get(|| asset(RULES_JS, "text/javascript; charset=utf-8")),
+        )
+        .route(
+            "/lessons.js",
+            get(|| asset(LESSONS_JS, "text/javascript; charset=utf-8")),
+        )
+        .route(
+            "/welcome.js",
+            get(|| asset(WELCOME_JS, "text/javascript; charset=utf-8")),
+        )
+        .route(
+            "/learn.css",
+            get(|| asset(LEARN_CSS, "text/css; charset=utf-8")),
+        )
+        .merge(super::lessons::routes())
         .route("/api/geometry", get(|| async { axum::Json(geometry()) }))
 }
 
@@ -134,7 +215,7 @@ async fn guard(
         .get(header::HOST)
         .and_then(|h| h.to_str().ok())
         .unwrap_or_default();
-    if !shared.hosts.iter().any(|allowed| allowed == host) {
+    if !shared.hosts.allows(host) {
         log::warn!("refused a request for host '{host}'");
         return refuse(StatusCode::FORBIDDEN, "forbidden: unknown Host");
     }

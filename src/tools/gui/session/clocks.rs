@@ -45,6 +45,13 @@ impl Clocks {
         self.since = None;
     }
 
+    /// The control as the page's Clock field takes it: `minutes+seconds`.
+    pub(super) fn minutes_and_seconds(&self) -> String {
+        let base = self.base_ms as f64 / 60_000.0;
+        let increment = self.increment_ms as f64 / 1000.0;
+        format!("{base}+{increment}")
+    }
+
     pub(super) fn describe(&self) -> String {
         let base = self.base_ms as f64 / 1000.0;
         let increment = self.increment_ms as f64 / 1000.0;

@@ -140,6 +140,7 @@ impl Session {
                     self.choose_engine(Role::Opponent, engine)?;
                 }
                 self.level = level;
+                self.library.clear();
                 self.reset(start, Mode::Play { human }, clocks);
                 let opponent = self.seat(Role::Opponent).name.clone();
                 self.record.names = match human {
@@ -151,6 +152,7 @@ impl Session {
             Command::Analyse { fen } => {
                 if let Some(fen) = fen {
                     let start = read_start(Some(&fen))?;
+                    self.library.clear();
                     self.reset(start, Mode::Analysis, None);
                     self.record.names = ["?".into(), "?".into()];
                 } else {
@@ -169,6 +171,7 @@ impl Session {
                 let clocks = parse_time_control(tc.as_deref().unwrap_or(""))?;
                 self.choose_engine(Role::White, white)?;
                 self.choose_engine(Role::Black, black)?;
+                self.library.clear();
                 self.reset(start, Mode::Watch { paused: false }, clocks);
                 self.record.names = [
                     self.choices[white].label.clone(),
@@ -263,11 +266,25 @@ impl Session {
                         return Err(format!("option {name}: {number} is not in {min}..{max}"));
                     }
                 }
+                if let Some(value) = &value
+                    && value.chars().any(char::is_control)
+                {
+                    return Err(format!(
+                        "option {name}: a value is one line of printable text"
+                    ));
+                }
                 let line = setoption(&name, value.as_deref());
                 let seat = &mut self.seats[role.index()];
+                seat.error = None;
                 if let Some(value) = value {
+                    let previous = seat
+                        .values
+                        .iter()
+                        .find(|(n, _)| *n == name)
+                        .map(|(_, v)| v.clone());
                     seat.values.retain(|(n, _)| *n != name);
-                    seat.values.push((name, value));
+                    seat.values.push((name.clone(), value));
+                    seat.last_set = Some((name, previous));
                 }
                 self.send(role, Request::SetOption(line));
                 Ok(())

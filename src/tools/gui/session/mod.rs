@@ -115,6 +115,7 @@ impl Session {
                     options: Vec::new(),
                     values: Vec::new(),
                     error: None,
+                    last_set: None,
                 })
                 .collect(),
             choices,

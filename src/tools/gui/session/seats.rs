@@ -53,6 +53,8 @@ pub(super) struct Seat {
     pub(super) options: Vec<OptionDecl>,
     pub(super) values: Vec<(String, String)>,
     pub(super) error: Option<String>,
+    /// The option last set, until the engine has had the chance to refuse it.
+    pub(super) last_set: Option<(String, Option<String>)>,
 }
 
 impl Session {
@@ -172,6 +174,29 @@ impl Session {
                 }
             }
             Report::BestMove(_, Purpose::Analysis, _) => {}
+            Report::Overdue(id, Purpose::Move) => {
+                if self.awaited.map(|(awaited, _)| awaited) == Some(id) {
+                    let seat = self.seat(role);
+                    self.notice = Some(format!(
+                        "engine {} did not answer in its time; waiting for its move",
+                        seat.name
+                    ));
+                }
+            }
+            Report::Overdue(..) => {}
+            Report::Refused(what) => {
+                let seat = &mut self.seats[role.index()];
+                // The refused option keeps the value the engine last accepted.
+                if let Some((name, previous)) = seat.last_set.take() {
+                    seat.values.retain(|(n, _)| *n != name);
+                    if let Some(previous) = previous {
+                        seat.values.push((name, previous));
+                    }
+                }
+                let message = format!("engine {}: {what}", seat.name);
+                seat.error = Some(what);
+                self.notice = Some(message);
+            }
             Report::Failed(reason) => {
                 let seat = &mut self.seats[role.index()];
                 seat.status = Status::Failed;

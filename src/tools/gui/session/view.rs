@@ -103,7 +103,7 @@ impl Session {
                 "white": c.left_now(Color::White),
                 "black": c.left_now(Color::Black),
                 "running": running,
-                "control": c.describe(),
+                "control": c.minutes_and_seconds(),
             })
         });
         let (mode, human, paused) = match self.mode {

@@ -7,7 +7,7 @@
 window.agonErrors = [];
 window.addEventListener("error", (e) => window.agonErrors.push(String(e.message || e.type)), true);
 window.addEventListener("unhandledrejection", (e) => window.agonErrors.push(String(e.reason)));
-window.agonStats = { firstPaintMs: null, analysisUpdates: 0, stateUpdates: 0, lastMoveSentAt: 0, moveDelaysMs: [] };
+window.agonStats = { firstPaintMs: null, analysisUpdates: 0, stateUpdates: 0, lastMoveSentAt: 0, moveDelaysMs: [], sounds: 0 };
 
 const token = new URLSearchParams(location.search).get("token") || "";
 const $ = (id) => document.getElementById(id);
@@ -20,7 +20,15 @@ let flipped = false;
 let picked = null;
 let drag = null;
 let preview = null;
+let coords = false;
+let sound = false;
+// The ply asked for by navigation whose state has not arrived yet, so that
+// quick key presses count from it rather than from the last state.
+let navTarget = null;
+// An error of the page's last command, shown until the next command succeeds.
+let commandError = "";
 const analysedScores = new Map(); // FEN -> White's score from the analysis
+const PREFERENCES_KEY = "agon.preferences";
 
 function api(path, options = {}) {
   const headers = Object.assign({ "x-agon-token": token }, options.headers || {});
@@ -33,15 +41,22 @@ async function command(body) {
   });
   if (!response.ok) {
     const reply = await response.json().catch(() => ({ error: response.statusText }));
-    showNotice(reply.error || "refused");
+    commandError = reply.error || t("ui.error.refused");
+    renderNotice();
+    // A refused value is not kept: the engines panel shows what the engine has.
+    enginesShown = "";
+    if (state) renderEngines();
     return false;
   }
+  commandError = "";
+  renderNotice();
   return true;
 }
 
-function showNotice(text) {
+function renderNotice() {
+  const text = commandError || (state && state.notice) || "";
   const notice = $("notice");
-  notice.textContent = text || "";
+  notice.textContent = text;
   notice.hidden = !text;
 }
 
@@ -58,8 +73,11 @@ function legalFrom(cell) {
   return (state.legal || []).filter((mv) => splitMove(mv)[0] === cell).map((mv) => splitMove(mv)[1]);
 }
 
+// The person's pieces at the bottom; Flip turns the board from there.
 function orientation() {
-  return flipped ? "black" : "white";
+  const base = state && state.mode === "play" && state.human === "black" ? "black" : "white";
+  if (!flipped) return base;
+  return base === "white" ? "black" : "white";
 }
 
 function boardMarks() {
@@ -100,10 +118,18 @@ function renderBoard() {
 function boardArrows() {
   if (preview) return [];
   const arrows = [];
-  if (state.hint) arrows.push({ mv: state.hint, cls: "hint" });
-  if (analysis && analysis.fen === state.fen && analysis.lines.length) {
-    arrows.push({ mv: analysis.lines[0].pv[0], cls: "best" });
+  const current = currentAnalysis();
+  if (current) {
+    // One arrow per line, the strongest boldest; a move two lines share is drawn once.
+    const seen = new Set();
+    current.lines.forEach((line, i) => {
+      const mv = line.pv[0];
+      if (!mv || seen.has(mv)) return;
+      seen.add(mv);
+      arrows.push({ mv, cls: "best", width: Math.max(0.8, 2.6 - i * 0.45), opacity: Math.max(0.35, 0.85 - i * 0.12) });
+    });
   }
+  if (state.hint) arrows.push({ mv: state.hint, cls: "hint" });
   return arrows;
 }
 
@@ -112,6 +138,12 @@ async function play(mv) {
   window.agonStats.lastMoveSentAt = performance.now();
   renderBoard();
   return command({ cmd: "move", mv });
+}
+
+// The analysis of the position shown, if there is one: lines of any other
+// position are never shown.
+function currentAnalysis() {
+  return state && analysis && analysis.fen === state.fen && analysis.lines.length ? analysis : null;
 }
 
 // Click-click and drag share one path: pointerdown picks or plays, a
@@ -154,10 +186,10 @@ function onPointerUp(event) {
 function formatScore(score) {
   if (!score) return "?";
   if (score.mate !== undefined) {
-    return score.mate > 0 ? "+M" + score.mate : "-M" + Math.abs(score.mate);
+    return score.mate > 0 ? "+M" + score.mate : "\u2212M" + Math.abs(score.mate);
   }
   const v = score.cp / 100;
-  return (v > 0 ? "+" : "") + v.toFixed(2);
+  return (v > 0 ? "+" : v < 0 ? "\u2212" : "") + Math.abs(v).toFixed(2);
 }
 
 function scoreShare(score) {
@@ -166,25 +198,33 @@ function scoreShare(score) {
   return 1 / (1 + Math.exp(-score.cp / 250));
 }
 
+// A clock that ran out reads 0:00.0: the time forfeit says the rest.
 function formatClock(ms) {
-  const negative = ms < 0;
   ms = Math.max(0, ms);
   const total = Math.floor(ms / 1000);
   const m = Math.floor(total / 60);
   const s = total % 60;
   const tenths = total < 20 ? "." + Math.floor((ms % 1000) / 100) : "";
-  return (negative ? "-" : "") + m + ":" + String(s).padStart(2, "0") + tenths;
+  return m + ":" + String(s).padStart(2, "0") + tenths;
 }
 
 let clockBase = null;
 
+function playerName(index) {
+  const name = state.names[index] || "";
+  if (name === "you") return t("ui.player.you");
+  return name === "?" ? "" : name;
+}
+
 function renderClocks() {
-  const top = flipped ? "white" : "black";
-  const bottom = flipped ? "black" : "white";
+  const bottom = orientation();
+  const top = bottom === "white" ? "black" : "white";
   for (const [id, side] of [["player-top", top], ["player-bottom", bottom]]) {
     const box = $(id);
     const index = side === "white" ? 0 : 1;
-    box.querySelector(".name").textContent = (side === "white" ? "White: " : "Black: ") + (state.names[index] || "");
+    const name = playerName(index);
+    box.querySelector(".name").textContent = t(side === "white" ? "ui.white" : "ui.black") + (name ? ": " + name : "");
+    box.dataset.side = side;
     const clock = box.querySelector(".clock");
     if (!state.clocks) {
       clock.textContent = "";
@@ -219,14 +259,19 @@ function renderMoves() {
     span.textContent = m.mv;
     if (m.score || m.book) {
       const small = document.createElement("small");
-      small.textContent = m.book ? "book" : formatScore(m.score) + (m.depth ? "/" + m.depth : "");
+      small.textContent = m.book ? t("ui.moves.book") : formatScore(m.score) + (m.depth ? "/" + m.depth : "");
       span.appendChild(small);
     }
     box.appendChild(span);
     box.appendChild(document.createTextNode(" "));
   });
+  // Only the list scrolls to keep the current move in view, never the page.
   const current = box.querySelector(".current");
-  if (current) current.scrollIntoView({ block: "nearest" });
+  if (current) {
+    const top = current.offsetTop - box.offsetTop;
+    if (top < box.scrollTop) box.scrollTop = top;
+    else if (top + current.offsetHeight > box.scrollTop + box.clientHeight) box.scrollTop = top + current.offsetHeight - box.clientHeight;
+  }
 }
 
 function graphScores() {
@@ -236,48 +281,76 @@ function graphScores() {
   return scores;
 }
 
+// The score graph: White's winning share over the plies, with its axes.
+const GRAPH = { left: 26, right: 314, top: 6, bottom: 84 };
+
 function renderGraph() {
   const graph = $("graph");
   graph.textContent = "";
   const scores = graphScores();
   const n = Math.max(scores.length - 1, 1);
-  let d = "M 0 80";
-  let share = 0.5;
-  scores.forEach((s, i) => {
-    if (s) share = scoreShare(s);
-    d += ` L ${(i / n) * 300} ${80 - share * 80}`;
-  });
-  if (scores.length === 1) d += ` L 300 ${80 - share * 80}`;
-  d += " L 300 80 Z";
-  el("path", { class: "area", d }, graph);
-  el("line", { class: "mid", x1: 0, y1: 40, x2: 300, y2: 40 }, graph);
-  const x = (state.cursor / n) * 300;
-  el("line", { class: "cursor", x1: x, y1: 0, x2: x, y2: 80 }, graph);
+  const width = GRAPH.right - GRAPH.left;
+  const height = GRAPH.bottom - GRAPH.top;
+  const x = (i) => GRAPH.left + (i / n) * width;
+  const y = (share) => GRAPH.bottom - share * height;
+  el("rect", { class: "plot", x: GRAPH.left, y: GRAPH.top, width, height }, graph);
+  const known = scores.filter((s) => s).length;
+  if (known) {
+    let d = `M ${GRAPH.left} ${GRAPH.bottom}`;
+    let share = 0.5;
+    scores.forEach((s, i) => {
+      if (s) share = scoreShare(s);
+      d += ` L ${x(i)} ${y(share)}`;
+    });
+    if (scores.length === 1) d += ` L ${GRAPH.right} ${y(share)}`;
+    d += ` L ${GRAPH.right} ${GRAPH.bottom} Z`;
+    el("path", { class: "area", d }, graph);
+  } else {
+    const empty = el("text", { class: "empty", x: (GRAPH.left + GRAPH.right) / 2, y: (GRAPH.top + GRAPH.bottom) / 2 + 3, "text-anchor": "middle" }, graph);
+    empty.textContent = t("ui.graph.empty");
+  }
+  el("line", { class: "mid", x1: GRAPH.left, y1: y(0.5), x2: GRAPH.right, y2: y(0.5) }, graph);
+  for (const [share, label] of [[1, t("ui.graph.white")], [0.5, "0"], [0, t("ui.graph.black")]]) {
+    const text = el("text", { class: "axis", x: GRAPH.left - 3, y: y(share) + 3, "text-anchor": "end" }, graph);
+    text.textContent = label;
+  }
+  const step = Math.max(1, Math.ceil(n / 8 / 10) * 10);
+  for (let ply = 0; ply <= n; ply += step) {
+    const text = el("text", { class: "axis", x: x(ply), y: GRAPH.bottom + 11, "text-anchor": "middle" }, graph);
+    text.textContent = String(ply);
+  }
+  const title = el("text", { class: "axis title", x: GRAPH.right, y: GRAPH.bottom + 11, "text-anchor": "end" }, graph);
+  title.textContent = t("ui.graph.plies");
+  const cx = x(state.cursor);
+  el("line", { class: "cursor", x1: cx, y1: GRAPH.top, x2: cx, y2: GRAPH.bottom }, graph);
 }
 
 function renderAnalysis() {
   const lines = $("pv-lines");
-  const current = analysis && analysis.fen === state.fen ? analysis : null;
+  const current = currentAnalysis();
   $("analyse-toggle").classList.toggle("on", state.analysing);
-  $("analyse-toggle").textContent = state.analysing ? "Stop" : "Analyse";
-  if (!current || !current.lines.length) {
+  $("analyse-toggle").textContent = t(state.analysing ? "ui.analysis.stop" : "ui.analysis.start");
+  lines.textContent = "";
+  if (!current) {
     // Without analysis the bar shows the score recorded for the move that led here.
     const recorded = state.cursor > 0 ? state.moves[state.cursor - 1].score : null;
     $("evalfill").style.height = (scoreShare(recorded) * 100).toFixed(1) + "%";
     $("evaltext").textContent = recorded ? formatScore(recorded) : "";
-    if (!state.analysing) return;
-    $("an-score").textContent = "...";
-    lines.textContent = "";
+    $("an-score").textContent = state.analysing ? "..." : "\u2013";
+    $("an-depth").textContent = "";
+    $("an-nps").textContent = "";
     return;
   }
   const best = current.lines[0];
-  $("an-score").textContent = formatScore(best.score) + (best.bound ? (best.bound === "lowerbound" ? " (>=)" : " (<=)") : "") + " White";
-  $("an-depth").textContent = "depth " + best.depth + (best.seldepth ? "/" + best.seldepth : "");
-  $("an-nps").textContent = best.nps ? (best.nps / 1e6).toFixed(2) + " Mnps" : "";
-  lines.textContent = "";
+  const bound = best.bound ? (best.bound === "lowerbound" ? " (>=)" : " (<=)") : "";
+  $("an-score").textContent = t("ui.analysis.score", { score: formatScore(best.score) + bound });
+  $("an-depth").textContent = t("ui.analysis.depth", { depth: best.depth + (best.seldepth ? "/" + best.seldepth : "") });
+  $("an-nps").textContent = best.nps ? t("ui.analysis.nps", { mnps: (best.nps / 1e6).toFixed(2) }) : "";
   current.lines.forEach((line) => {
     const li = document.createElement("li");
     li.dataset.multipv = String(line.multipv);
+    li.dataset.pv = line.pv.join(" ");
+    li.dataset.fen = current.fen;
     const score = document.createElement("span");
     score.className = "score";
     score.textContent = formatScore(line.score);
@@ -291,8 +364,7 @@ function renderAnalysis() {
     li.addEventListener("click", () => { preview = null; if (state.legal.includes(line.pv[0])) play(line.pv[0]); });
     lines.appendChild(li);
   });
-  const share = scoreShare(best.score);
-  $("evalfill").style.height = (share * 100).toFixed(1) + "%";
+  $("evalfill").style.height = (scoreShare(best.score) * 100).toFixed(1) + "%";
   $("evaltext").textContent = formatScore(best.score);
   analysedScores.set(current.fen, best.score);
 }
@@ -307,34 +379,70 @@ async function showPreview(pv) {
   }
 }
 
+function sideName(side) {
+  return t(side === "white" ? "ui.white" : "ui.black");
+}
+
+function statusText() {
+  if (state.result) return t("ui.status.over");
+  let text = t("ui.status.to-move", { side: sideName(state.side) });
+  if (state.relocating.length && state.legal.length) text += ": " + t("ui.status.relocate", { cells: state.relocating.join(", ") });
+  else if (state.relocating.length) text += " " + t("ui.status.relocation-turn");
+  if (state.queue && state.queue.position > 0) text += " - " + t("ui.status.queued", { ahead: state.queue.position });
+  else if (state.thinking) text += " - " + t("ui.status.thinking");
+  if (state.mode === "watch" && state.paused) text += " - " + t("ui.status.paused");
+  return text;
+}
+
 function renderStatus() {
   const banner = $("banner");
   if (state.result) {
     banner.hidden = false;
-    banner.textContent = "Game over: " + state.result.reason;
+    banner.textContent = t("ui.banner.over", { reason: state.result.reason });
     banner.dataset.termination = state.result.termination;
     banner.dataset.winner = state.result.winner || "draw";
   } else {
     banner.hidden = true;
   }
-  let text = (state.side === "white" ? "White" : "Black") + " to move";
-  if (state.relocating.length && state.legal.length) text += ": relocate the captured piece (" + state.relocating.join(", ") + ")";
-  else if (state.relocating.length) text += " (relocation turn)";
-  if (state.thinking) text += " - engine thinking";
-  if (state.mode === "watch" && state.paused) text += " - paused";
-  $("status").textContent = text;
-  $("mode-label").textContent = { play: "playing " + state.human, watch: "engine game", analysis: "analysis" }[state.mode];
-  $("watch-pause").textContent = state.paused ? "Resume" : "Pause";
+  $("status").textContent = statusText();
+  const mode = { play: t("ui.mode.play", { side: sideName(state.human) }), watch: t("ui.mode.watch"), analysis: t("ui.mode.analysis") };
+  $("mode-label").textContent = mode[state.mode];
+  $("watch-pause").textContent = t(state.paused ? "ui.watch.resume" : "ui.watch.pause");
   const fen = $("fen");
   if (document.activeElement !== fen) fen.value = state.fen;
-  if (state.notice) showNotice(state.notice);
+  document.body.classList.toggle("public", !!state.public);
+  renderNotice();
+}
+
+// The controls show what the server has, unless the person is editing them.
+function renderControls() {
+  const keep = (id, value) => {
+    const input = $(id);
+    if (document.activeElement !== input && value !== undefined && value !== null) input.value = String(value);
+  };
+  keep("multipv", state.multipv);
+  if (state.mode === "play") {
+    keep("play-colour", state.human);
+    keep("play-level", state.level);
+    keep("play-tc", state.clocks ? state.clocks.control : "");
+  } else if (state.mode === "watch") {
+    keep("watch-tc", state.clocks ? state.clocks.control : "");
+  }
+  $("flip").classList.toggle("on", flipped);
+  $("coords").classList.toggle("on", coords);
+  $("sound").classList.toggle("on", sound);
+  $("board").classList.toggle("coords", coords);
 }
 
 let choicesShown = "";
 let enginesShown = "";
 
+function levelName(i) {
+  return t("ui.level." + i);
+}
+
 function renderChoices() {
-  const key = JSON.stringify(state.choices);
+  const key = JSON.stringify(state.choices) + language;
   if (key !== choicesShown) {
     choicesShown = key;
     for (const select of document.querySelectorAll(".engine-choice")) {
@@ -348,13 +456,12 @@ function renderChoices() {
     }
     const level = $("play-level");
     level.textContent = "";
-    const names = ["1 beginner (300 nodes)", "2 (3,000 nodes)", "3 (30,000 nodes)", "4 (300,000 nodes)", "5 full strength"];
-    names.forEach((n, i) => {
+    for (let i = 0; i < state.levels; i++) {
       const option = document.createElement("option");
       option.value = String(i);
-      option.textContent = n;
+      option.textContent = levelName(i);
       level.appendChild(option);
-    });
+    }
     level.value = String(state.level);
     $("play-engine").value = String(state.engines[0].choice);
     $("watch-white").value = String(state.engines[2].choice);
@@ -368,15 +475,15 @@ function renderChoices() {
     state.library.forEach((g, i) => {
       const option = document.createElement("option");
       option.value = String(i);
-      option.textContent = `${i + 1}. ${g.white} - ${g.black} ${g.result} (${g.plies} plies)`;
+      option.textContent = t("ui.records.game-entry", { n: i + 1, white: g.white, black: g.black, result: g.result, plies: g.plies });
       library.appendChild(option);
     });
-    $("library-label").hidden = state.library.length < 2;
   }
+  $("library-label").hidden = state.library.length < 2;
 }
 
 function renderEngines() {
-  const key = JSON.stringify(state.engines);
+  const key = JSON.stringify(state.engines) + language;
   if (key === enginesShown) return;
   enginesShown = key;
   const box = $("engines");
@@ -386,17 +493,22 @@ function renderEngines() {
     div.className = "engine";
     div.dataset.role = engine.role;
     const head = document.createElement("div");
-    head.innerHTML = "";
     const title = document.createElement("b");
-    title.textContent = engine.role + ": " + (engine.name || state.choices[engine.choice].label);
+    title.textContent = t("ui.role." + engine.role) + ": " + (engine.name || state.choices[engine.choice].label);
     head.appendChild(title);
     const stateText = document.createElement("span");
     stateText.className = "state" + (engine.status === "failed" ? " failed" : "");
-    stateText.textContent = " " + engine.status + (engine.error ? ": " + engine.error : "");
+    stateText.textContent = " " + t("ui.engine-status." + engine.status);
     head.appendChild(stateText);
+    if (engine.error) {
+      const error = document.createElement("div");
+      error.className = "error";
+      error.textContent = engine.error;
+      head.appendChild(error);
+    }
     if (engine.status === "failed") {
       const restart = document.createElement("button");
-      restart.textContent = "Restart";
+      restart.textContent = t("ui.engines.restart");
       restart.addEventListener("click", () => command({ cmd: "set_engine", role: engine.role, engine: engine.choice }));
       head.appendChild(restart);
     }
@@ -409,16 +521,17 @@ function renderEngines() {
       name.textContent = option.name;
       row.appendChild(name);
       const current = values.has(option.name) ? values.get(option.name) : option.default;
+      const set = (value) => command({ cmd: "set_option", role: engine.role, name: option.name, value });
       let input;
       if (option.kind === "button") {
         input = document.createElement("button");
-        input.textContent = "Press";
+        input.textContent = t("ui.engines.press");
         input.addEventListener("click", () => command({ cmd: "set_option", role: engine.role, name: option.name }));
       } else if (option.kind === "check") {
         input = document.createElement("input");
         input.type = "checkbox";
         input.checked = current === "true";
-        input.addEventListener("change", () => command({ cmd: "set_option", role: engine.role, name: option.name, value: String(input.checked) }));
+        input.addEventListener("change", () => set(String(input.checked)));
       } else if (option.kind === "combo") {
         input = document.createElement("select");
         for (const v of option.vars) {
@@ -427,7 +540,7 @@ function renderEngines() {
           input.appendChild(o);
         }
         input.value = current || "";
-        input.addEventListener("change", () => command({ cmd: "set_option", role: engine.role, name: option.name, value: input.value }));
+        input.addEventListener("change", () => set(input.value));
       } else {
         input = document.createElement("input");
         input.type = option.kind === "spin" ? "number" : "text";
@@ -435,8 +548,9 @@ function renderEngines() {
         if (option.max !== null) input.max = option.max;
         input.value = current || "";
         input.size = 8;
-        input.addEventListener("change", () => command({ cmd: "set_option", role: engine.role, name: option.name, value: input.value }));
+        input.addEventListener("change", () => set(input.value));
       }
+      input.dataset.option = option.name;
       row.appendChild(input);
       div.appendChild(row);
     }
@@ -452,19 +566,49 @@ function render() {
   renderAnalysis();
   renderStatus();
   renderChoices();
+  renderControls();
   renderEngines();
-  $("evalbar").classList.toggle("flipped", flipped);
+  $("evalbar").classList.toggle("flipped", orientation() === "black");
+}
+
+// A short tick made by the page itself: a move, or a lower one for a capture.
+let audio = null;
+
+function moveSound(capture) {
+  if (!sound) return;
+  try {
+    audio = audio || new AudioContext();
+    const osc = audio.createOscillator();
+    const gain = audio.createGain();
+    osc.frequency.value = capture ? 330 : 660;
+    gain.gain.setValueAtTime(0.15, audio.currentTime);
+    gain.gain.exponentialRampToValueAtTime(0.001, audio.currentTime + 0.12);
+    osc.connect(gain).connect(audio.destination);
+    osc.start();
+    osc.stop(audio.currentTime + 0.13);
+    window.agonStats.sounds += 1;
+  } catch (_) { /* no audio here */ }
 }
 
 function onState(data) {
   const next = JSON.parse(data);
   if (state && next.version < state.version) return;
   const moved = state && next.moves.length !== state.moves.length;
+  // One ply forward along the record: animate it.
+  const stepped = state && next.cursor === state.cursor + 1 && next.last && next.start_fen === state.start_fen;
   if (state && (next.fen !== state.fen || next.cursor !== state.cursor)) picked = null;
+  if (navTarget !== null && next.cursor === navTarget) navTarget = null;
+  const before = state ? state.cells : null;
   state = next;
   clockBase = performance.now();
   window.agonStats.stateUpdates += 1;
   render();
+  if (stepped) {
+    const [from, to] = splitMove(state.last);
+    board.animate(state.last, state.cells[to]);
+    const captures = before && Object.keys(state.cells).some((c) => c !== from && c !== to && state.cells[c] !== before[c]);
+    moveSound(captures);
+  }
   if (moved && window.agonStats.lastMoveSentAt) {
     window.agonStats.moveDelaysMs.push(performance.now() - window.agonStats.lastMoveSentAt);
     window.agonStats.lastMoveSentAt = 0;
@@ -483,15 +627,39 @@ function onAnalysis(data) {
   renderGraph();
 }
 
+function cursorNow() {
+  return navTarget !== null ? navTarget : state.cursor;
+}
+
 function view(ply) {
   if (!state) return;
   const target = Math.max(0, Math.min(state.moves.length, ply));
-  if (target !== state.cursor) command({ cmd: "view", ply: target });
+  if (target === cursorNow()) return;
+  navTarget = target === state.cursor ? null : target;
+  command({ cmd: "view", ply: target }).then((ok) => { if (!ok) navTarget = null; });
 }
 
-function flip() {
-  flipped = !flipped;
-  render();
+function savePreferences() {
+  try {
+    localStorage.setItem(PREFERENCES_KEY, JSON.stringify({ flipped, coords, sound }));
+  } catch (_) { /* storage off */ }
+}
+
+function loadPreferences() {
+  try {
+    const saved = JSON.parse(localStorage.getItem(PREFERENCES_KEY) || "{}");
+    flipped = !!saved.flipped;
+    coords = !!saved.coords;
+    sound = !!saved.sound;
+  } catch (_) { /* storage off or unreadable: the defaults */ }
+}
+
+function toggle(name) {
+  if (name === "flipped") flipped = !flipped;
+  if (name === "coords") coords = !coords;
+  if (name === "sound") sound = !sound;
+  savePreferences();
+  if (state) render();
 }
 
 function toggleHelp(show) {
@@ -502,14 +670,14 @@ function onKey(event) {
   const tag = (event.target.tagName || "").toLowerCase();
   if (tag === "input" || tag === "textarea" || tag === "select") return;
   const keys = {
-    ArrowLeft: () => view(state.cursor - 1),
-    ArrowRight: () => view(state.cursor + 1),
+    ArrowLeft: () => view(cursorNow() - 1),
+    ArrowRight: () => view(cursorNow() + 1),
     ArrowUp: () => view(0),
     Home: () => view(0),
     ArrowDown: () => view(state.moves.length),
     End: () => view(state.moves.length),
-    f: flip,
-    c: () => $("board").classList.toggle("coords"),
+    f: () => toggle("flipped"),
+    c: () => toggle("coords"),
     a: () => command({ cmd: "analysis", on: !state.analysing }),
     "?": () => toggleHelp(),
     Escape: () => { toggleHelp(false); picked = null; renderBoard(); },
@@ -533,8 +701,30 @@ function download(name, text) {
 async function importPgn(text) {
   const response = await api("/api/pgn", { method: "POST", body: text });
   const reply = await response.json().catch(() => ({ error: response.statusText }));
-  if (!response.ok) showNotice(reply.error);
-  else showNotice("");
+  commandError = response.ok ? "" : reply.error;
+  renderNotice();
+}
+
+// Resigning takes two clicks: the first asks, the second (within a few seconds) resigns.
+let resignAsked = null;
+
+function resign() {
+  const button = $("resign");
+  if (resignAsked) {
+    clearTimeout(resignAsked);
+    resignAsked = null;
+    button.classList.remove("confirm");
+    button.textContent = t("ui.play.resign");
+    command({ cmd: "resign" });
+    return;
+  }
+  button.classList.add("confirm");
+  button.textContent = t("ui.play.resign-confirm");
+  resignAsked = setTimeout(() => {
+    resignAsked = null;
+    button.classList.remove("confirm");
+    button.textContent = t("ui.play.resign");
+  }, 4000);
 }
 
 function wire() {
@@ -544,27 +734,29 @@ function wire() {
   svg.addEventListener("pointercancel", () => { drag = null; board.floating(null); });
   document.addEventListener("keydown", onKey);
   $("nav-start").addEventListener("click", () => view(0));
-  $("nav-back").addEventListener("click", () => view(state.cursor - 1));
-  $("nav-forward").addEventListener("click", () => view(state.cursor + 1));
+  $("nav-back").addEventListener("click", () => view(cursorNow() - 1));
+  $("nav-forward").addEventListener("click", () => view(cursorNow() + 1));
   $("nav-end").addEventListener("click", () => view(state.moves.length));
-  $("flip").addEventListener("click", flip);
-  $("coords").addEventListener("click", () => svg.classList.toggle("coords"));
+  $("flip").addEventListener("click", () => toggle("flipped"));
+  $("coords").addEventListener("click", () => toggle("coords"));
+  $("sound").addEventListener("click", () => toggle("sound"));
   $("help-button").addEventListener("click", () => toggleHelp());
   $("help-close").addEventListener("click", () => toggleHelp(false));
-  $("move-form").addEventListener("submit", (e) => {
+  $("move-form").addEventListener("submit", async (e) => {
     e.preventDefault();
     const mv = $("move-input").value.trim().toLowerCase();
-    if (mv) play(mv).then(() => { $("move-input").value = ""; });
+    // A refused move stays in the box to be corrected.
+    if (mv && await play(mv)) $("move-input").value = "";
   });
   const newGame = (fen) => command({
     cmd: "new_game", fen, human: $("play-colour").value, level: parseInt($("play-level").value, 10),
-    tc: $("play-tc").value, engine: parseInt($("play-engine").value, 10),
+    tc: $("play-tc").value, engine: state && state.public ? undefined : parseInt($("play-engine").value, 10),
   });
   $("new-game").addEventListener("click", () => newGame(null));
   $("new-game-fen").addEventListener("click", () => newGame($("fen").value));
   $("takeback").addEventListener("click", () => command({ cmd: "takeback" }));
   $("hint").addEventListener("click", () => command({ cmd: "hint" }));
-  $("resign").addEventListener("click", () => command({ cmd: "resign" }));
+  $("resign").addEventListener("click", resign);
   $("analyse-toggle").addEventListener("click", () => command({ cmd: "analysis", on: !state.analysing }));
   $("multipv").addEventListener("change", () => command({ cmd: "multipv", lines: parseInt($("multipv").value, 10) }));
   $("free-analysis").addEventListener("click", () => command({ cmd: "analyse" }));
@@ -592,12 +784,15 @@ function wire() {
   $("graph").addEventListener("click", (e) => {
     const box = $("graph").getBoundingClientRect();
     const n = Math.max(state.moves.length, 1);
-    view(Math.round(((e.clientX - box.left) / box.width) * n));
+    const scale = box.width / 320;
+    const along = (e.clientX - box.left) / scale - GRAPH.left;
+    view(Math.round((along / (GRAPH.right - GRAPH.left)) * n));
   });
   $("moves").addEventListener("click", (e) => {
     const ply = e.target.closest(".ply");
     if (ply) view(parseInt(ply.dataset.ply, 10));
   });
+  onLanguageChange(() => { if (state) render(); });
   setInterval(() => { if (state) renderClocks(); }, 100);
 }
 
@@ -605,13 +800,15 @@ function connect() {
   const events = new EventSource("/api/events?token=" + encodeURIComponent(token));
   events.addEventListener("state", (e) => onState(e.data));
   events.addEventListener("analysis", (e) => onAnalysis(e.data));
-  events.onerror = () => { $("status").textContent = "connection to agon lost, retrying..."; };
+  events.onerror = () => { $("status").textContent = t("ui.status.connection-lost"); };
 }
 
 async function start() {
+  translateStatic();
+  loadPreferences();
   const response = await api("/api/geometry");
   if (!response.ok) {
-    document.body.textContent = "This page needs the URL agon gui printed, with its token.";
+    document.body.textContent = t("ui.error.token");
     return;
   }
   geometry = await response.json();
