@@ -2,7 +2,6 @@
 //! position and goal, and the judge that checks a person's moves against the
 //! goal with the rules core (the page holds the words, in every language).
 
-use super::server::Shared;
 use super::session::view::cells_json;
 use crate::rules::game::position_result;
 use crate::rules::notation::parse_cell;
@@ -518,7 +517,7 @@ struct LessonRequest {
 }
 
 /// `/api/learn` (the catalogue) and `/api/lesson` (the judge).
-pub fn routes() -> Router<Shared> {
+pub fn routes<S: Clone + Send + Sync + 'static>() -> Router<S> {
     Router::new()
         .route("/api/learn", get(|| async { axum::Json(catalogue()) }))
         .route("/api/lesson", post(judge_request))
