@@ -4,10 +4,13 @@
 //! and the engine queue.
 
 use crate::rules::Color;
-use crate::tools::gui::session::LEVEL_NODES;
 use crate::tools::gui::session::record::Record;
 use crate::tools::gui::session::view::{Mover, record_view};
+use crate::tools::gui::session::{LEVEL_NODES, ROLES};
 use serde_json::{Value, json};
+
+/// The only engine of a public server.
+const ENGINE_NAME: &str = "agon";
 
 /// What the page shows around the game.
 pub struct Surroundings {
@@ -35,6 +38,17 @@ pub fn state(record: &Record, around: Surroundings) -> Value {
         Mover::Side(around.human)
     };
     let mut view = record_view(record, mover);
+    // Every seat holds agon, fixed: the page draws them, the visitor cannot change them.
+    let engines: Vec<Value> = ROLES
+        .iter()
+        .map(|role| {
+            json!({
+                "role": role, "choice": 0, "name": ENGINE_NAME,
+                "status": if around.thinking { "searching" } else { "idle" },
+                "error": Value::Null, "options": [], "values": [],
+            })
+        })
+        .collect();
     let public = json!({
         "public": true,
         "game": around.game,
@@ -50,8 +64,8 @@ pub fn state(record: &Record, around: Surroundings) -> Value {
         "hint": Value::Null,
         "analysing": false,
         "multipv": 1,
-        "engines": [],
-        "choices": [],
+        "engines": engines,
+        "choices": [{ "label": ENGINE_NAME }],
         "library": around.library,
         "notice": Value::Null,
     });
