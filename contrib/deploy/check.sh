@@ -40,5 +40,5 @@ for _ in $(seq 100); do [[ -s $scratch/url ]] && break; sleep 0.1; done
 kill -TERM "$server"
 wait "$server"
 url=$(head -1 "$scratch/url")
-[[ $url == http://0.0.0.0:* ]] || { echo "the entry point printed '$url'"; exit 1; }
+[[ $url == http://*:* ]] || { echo "the entry point printed '$url'"; exit 1; }
 echo "Containerfile: build and entry point ok ($url, stopped by SIGTERM)"

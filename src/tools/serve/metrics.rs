@@ -106,54 +106,57 @@ impl Metrics {
     /// The Prometheus text.
     pub fn render(&self, gauges: &Gauges) -> String {
         let mut out = String::new();
-        let mut single = |name: &str, kind: &str, help: &str, value: String| {
+        let load = |counter: &AtomicU64| counter.load(Ordering::Relaxed).to_string();
+        let singles = [
+            (
+                "agon_games_in_progress",
+                "gauge",
+                "Unfinished games stored.",
+                gauges.games_in_progress.to_string(),
+            ),
+            (
+                "agon_queue_length",
+                "gauge",
+                "Engine searches waiting for an engine.",
+                gauges.queue_length.to_string(),
+            ),
+            (
+                "agon_engines",
+                "gauge",
+                "Engine processes running.",
+                gauges.engines.to_string(),
+            ),
+            (
+                "agon_engines_busy",
+                "gauge",
+                "Engine processes searching now.",
+                gauges.engines_busy.to_string(),
+            ),
+            (
+                "agon_requests_total",
+                "counter",
+                "HTTP requests answered.",
+                load(&self.requests),
+            ),
+            (
+                "agon_engine_moves_total",
+                "counter",
+                "Moves the engines played.",
+                load(&self.engine_moves),
+            ),
+            (
+                "agon_engine_busy_seconds_total",
+                "counter",
+                "Time the engines spent searching.",
+                (self.engine_busy_micros.load(Ordering::Relaxed) as f64 / 1e6).to_string(),
+            ),
+        ];
+        for (name, kind, help, value) in singles {
             let _ = writeln!(
                 out,
                 "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {value}"
             );
-        };
-        single(
-            "agon_games_in_progress",
-            "gauge",
-            "Unfinished games stored.",
-            gauges.games_in_progress.to_string(),
-        );
-        single(
-            "agon_queue_length",
-            "gauge",
-            "Engine searches waiting for an engine.",
-            gauges.queue_length.to_string(),
-        );
-        single(
-            "agon_engines",
-            "gauge",
-            "Engine processes running.",
-            gauges.engines.to_string(),
-        );
-        single(
-            "agon_engines_busy",
-            "gauge",
-            "Engine processes searching now.",
-            gauges.engines_busy.to_string(),
-        );
-        single(
-            "agon_requests_total",
-            "counter",
-            "HTTP requests answered.",
-            self.requests.load(Ordering::Relaxed).to_string(),
-        );
-        single(
-            "agon_engine_moves_total",
-            "counter",
-            "Moves the engines played.",
-            self.engine_moves.load(Ordering::Relaxed).to_string(),
-        );
-        single(
-            "agon_engine_busy_seconds_total",
-            "counter",
-            "Time the engines spent searching.",
-            (self.engine_busy_micros.load(Ordering::Relaxed) as f64 / 1e6).to_string(),
-        );
+        }
         let _ = writeln!(
             out,
             "# HELP agon_errors_total Errors by kind.\n# TYPE agon_errors_total counter"

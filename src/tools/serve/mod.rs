@@ -13,7 +13,6 @@ mod visitors;
 
 pub use visitors::MAX_GAMES_IN_PROGRESS;
 
-use std::io::Write;
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -73,13 +72,7 @@ async fn serve(settings: &ServeSettings, store: store::Store) -> Result<(), Stri
         .map_err(|e| format!("cannot find the agon executable: {e}"))?
         .to_string_lossy()
         .into_owned();
-    let address = SocketAddr::new(settings.host, settings.port);
-    let listener = tokio::net::TcpListener::bind(address)
-        .await
-        .map_err(|e| format!("cannot listen on {address}: {e}"))?;
-    let bound = listener
-        .local_addr()
-        .map_err(|e| format!("no local address: {e}"))?;
+    let (listener, origin) = crate::tools::gui::listen(settings.host, settings.port).await?;
     let metrics = Arc::new(metrics::Metrics::default());
     let registry = visitors::Registry::new(store, Arc::clone(&metrics));
     match registry.prune(settings.keep_finished_days, settings.keep_unfinished_days) {
@@ -112,17 +105,8 @@ async fn serve(settings: &ServeSettings, store: store::Store) -> Result<(), Stri
         origins: Arc::new(settings.origins.clone()),
         stopping: stopping.clone(),
     });
-    let host = match settings.host {
-        IpAddr::V6(v6) => format!("[{v6}]"),
-        v4 => v4.to_string(),
-    };
-    let url = format!("http://{host}:{}/", bound.port());
-    {
-        let mut out = std::io::stdout().lock();
-        writeln!(out, "{url}")
-            .and_then(|()| out.flush())
-            .map_err(|e| e.to_string())?;
-    }
+    let url = format!("{}/", origin.url);
+    crate::tools::gui::announce(&url)?;
     log::info!("serving at {url} with {} engines", settings.engines);
     let chores = tokio::spawn(housekeeping(
         Arc::clone(&registry),

@@ -8,7 +8,9 @@ use super::store::{Ending, Store, StoredGame, now};
 use super::view::Surroundings;
 use crate::rules::{Color, Position, parse_fen, start_position, to_fen};
 use crate::tools::gui::session::record::{Finish, Ply, Record};
-use crate::tools::gui::session::{Command, LEVEL_NODES, level_search};
+use crate::tools::gui::session::{
+    Command, LEVEL_NODES, check_level, level_search, read_colour, read_start,
+};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
@@ -493,24 +495,10 @@ impl Registry {
                 if engine.is_some_and(|e| e != 0) {
                     return Err(Refusal::Forbidden("only agon plays on this server".into()));
                 }
-                let level = level.unwrap_or(v.games[v.current].level);
-                if level > LEVEL_NODES.len() {
-                    return Err(Refusal::Bad(format!(
-                        "no level {level}: 0 to {}",
-                        LEVEL_NODES.len()
-                    )));
-                }
-                let start = match fen.as_deref().map(str::trim).filter(|f| !f.is_empty()) {
-                    None => start_position(),
-                    Some(fen) => {
-                        parse_fen(fen).map_err(|e| Refusal::Bad(format!("bad FEN: {e}")))?
-                    }
-                };
-                let human = match human.as_deref() {
-                    None | Some("white") => Color::White,
-                    Some("black") => Color::Black,
-                    Some(other) => return Err(Refusal::Bad(format!("no colour '{other}'"))),
-                };
+                let level =
+                    check_level(level.unwrap_or(v.games[v.current].level)).map_err(Refusal::Bad)?;
+                let start = read_start(fen.as_deref()).map_err(Refusal::Bad)?;
+                let human = read_colour(human.as_deref()).map_err(Refusal::Bad)?;
                 self.new_game(v, LiveGame::new(&v.id, level, human, start))
             }
             Command::Takeback => self.take_back(&mut v.games[v.current]),

@@ -339,7 +339,25 @@ fn finished(position: &Position) -> bool {
     position_result(position) != GameResult::Ongoing
 }
 
-fn read_start(fen: Option<&str>) -> Result<Position, String> {
+/// The colour a person asks to play (White unless `black`).
+pub(crate) fn read_colour(colour: Option<&str>) -> Result<Color, String> {
+    match colour {
+        None | Some("white") => Ok(Color::White),
+        Some("black") => Ok(Color::Black),
+        Some(other) => Err(format!("no colour '{other}'")),
+    }
+}
+
+/// A strength level asked for: 0 to the number of node levels (full strength).
+pub(crate) fn check_level(level: usize) -> Result<usize, String> {
+    if level > LEVEL_NODES.len() {
+        return Err(format!("no level {level}: 0 to {}", LEVEL_NODES.len()));
+    }
+    Ok(level)
+}
+
+/// Where a new game starts: the FEN given, or the start position.
+pub(crate) fn read_start(fen: Option<&str>) -> Result<Position, String> {
     match fen.map(str::trim).filter(|f| !f.is_empty()) {
         None => Ok(start_position()),
         Some(fen) => parse_fen(fen).map_err(|e| format!("bad FEN: {e}")),
