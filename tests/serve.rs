@@ -493,3 +493,47 @@ fn children_of(pid: u32) -> Vec<u32> {
         std::thread::sleep(Duration::from_millis(100));
     }
 }
+
+#[test]
+fn an_engine_killed_mid_search_is_replaced_and_the_search_run_again() {
+    let dir = scratch_dir("serve-engine-crash");
+    let (server, address) = start_server(&dir.join("games.sqlite"), &[]);
+    let engines = children_of(server.pid());
+    assert_eq!(engines.len(), 2, "two engine processes");
+    let visitor = new_visitor(&address);
+    // Full strength searches a whole second: long enough to be killed in.
+    let reply = command(
+        &address,
+        &visitor,
+        &json!({ "cmd": "new_game", "level": 4 }),
+    );
+    let game = reply.json()["game"].as_str().unwrap().to_string();
+    let first = state(&address, &visitor, Some(&game)).json();
+    let mv = first["legal"][0].as_str().unwrap().to_string();
+    let moved = command(
+        &address,
+        &visitor,
+        &json!({ "cmd": "move", "mv": mv, "game": game }),
+    );
+    assert_eq!(moved.status, 200, "{}", moved.body);
+    std::thread::sleep(Duration::from_millis(300));
+    for engine in &engines {
+        let _ = Command::new("kill")
+            .args(["-KILL", &engine.to_string()])
+            .status();
+    }
+    let after = moves_of(&wait_for_turn(&address, &visitor, &game));
+    assert_eq!(after.len(), 2, "the engine's reply came from a new engine");
+    assert_eq!(after[0], mv);
+    let metrics = raw(&address, "GET /metrics HTTP/1.1", b"").body;
+    assert!(
+        !metrics.contains("agon_errors_total{kind=\"engine\"} 0"),
+        "{metrics}"
+    );
+    assert!(metrics.contains("agon_engines 2\n"), "{metrics}");
+    let replaced = children_of(server.pid());
+    assert!(
+        replaced.iter().all(|pid| !engines.contains(pid)),
+        "{replaced:?}"
+    );
+}
