@@ -607,3 +607,253 @@ fn sigterm_ends_the_server_and_its_engines() {
         assert!(!alive, "engine {pid} still runs");
     }
 }
+
+async fn exported_pgn(page: &Browser) -> String {
+    page.js_async(
+        "const done = arguments[arguments.length - 1]; api('/api/pgn').then(r => r.text()).then(done);",
+    )
+    .await
+    .as_str()
+    .unwrap_or_default()
+    .lines()
+    .filter(|l| !l.starts_with("[Date"))
+    .collect::<Vec<_>>()
+    .join("\n")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs Chromium and ChromeDriver (Debian: chromium chromium-driver); contrib/test-everything.sh"]
+async fn a_sideline_is_created_promoted_deleted_and_kept_by_pgn() {
+    let _one = BROWSER.lock().await;
+    let (_gui, url) = start_gui(&[]);
+    let page = browser().await;
+    page.open(&url).await;
+    page.play_free_moves(4).await;
+    let main = page.moves().await;
+    assert_eq!(main.len(), 4);
+    // A different third move, played at ply 2, starts a sideline.
+    page.js("command({cmd: 'view', ply: 2});").await;
+    page.wait_until("ply 2", async || page.js("return state.cursor;").await == 2)
+        .await;
+    let other = page
+        .js(&format!(
+            "return state.legal.find(mv => mv !== '{}');",
+            main[2]
+        ))
+        .await;
+    let other = other.as_str().expect("another move").to_string();
+    page.set_input("#move-input", &other).await;
+    page.click("#move-form button").await;
+    page.wait_until("the sideline", async || {
+        page.moves().await == [&main[..2], std::slice::from_ref(&other)].concat()
+    })
+    .await;
+    assert_eq!(
+        page.text("#moves .alt").await,
+        main[2],
+        "the main move is offered"
+    );
+    assert!(
+        page.flag(
+            "return document.querySelector('#moves .ply.current').classList.contains('side');"
+        )
+        .await
+    );
+    // The sideline is written as a variation and read back the same.
+    let with_variation = exported_pgn(&page).await;
+    assert!(
+        with_variation.contains(&format!("( 2. {other}"))
+            || with_variation.contains(&format!("( 2... {other}")),
+        "{with_variation}"
+    );
+    // Following the main move again shows the main line whole.
+    page.click("#moves .alt").await;
+    page.wait_until("the main line", async || page.moves().await == main)
+        .await;
+    // Back into the sideline and promote it: it becomes the main line.
+    page.click("#moves .alt").await;
+    page.wait_until("the sideline again", async || page.moves().await.len() == 3)
+        .await;
+    page.click("#promote").await;
+    page.wait_until("promoted", async || {
+        page.flag("return state.moves[2].main;").await
+    })
+    .await;
+    let promoted = exported_pgn(&page).await;
+    assert_ne!(promoted, with_variation);
+    page.click("#panel-records summary").await;
+    page.set_input("#pgn-text", &promoted).await;
+    page.click("#pgn-import").await;
+    page.wait_until("the import", async || {
+        page.js("return state.cursor;").await == 0
+    })
+    .await;
+    assert_eq!(
+        exported_pgn(&page).await,
+        promoted,
+        "export, import, export"
+    );
+    // Delete the old main move, now a sideline: one line is left.
+    page.js(
+        "const alt = state.moves[2].alternatives[0]; command({cmd: 'choose', node: alt.node});",
+    )
+    .await;
+    page.wait_until("the old main line", async || page.moves().await == main)
+        .await;
+    page.js("command({cmd: 'view', ply: 3});").await;
+    page.wait_until("ply 3", async || page.js("return state.cursor;").await == 3)
+        .await;
+    page.click("#delete-move").await;
+    page.wait_until("deleted", async || {
+        page.moves().await == [&main[..2], std::slice::from_ref(&other)].concat()
+    })
+    .await;
+    assert!(!exported_pgn(&page).await.contains('('));
+    page.assert_no_errors().await;
+    page.close().await;
+}
+
+/// Opens a PGN file's first game through the Records panel.
+async fn open_pgn(page: &Browser, path: &str) {
+    let pgn = std::fs::read_to_string(path).expect("the PGN");
+    page.js("document.getElementById('panel-records').open = true;")
+        .await;
+    page.set_input("#pgn-text", &pgn).await;
+    page.click("#pgn-import").await;
+    page.wait_until("the game read", async || {
+        page.text("#mode-label").await == "analysis" && !page.moves().await.is_empty()
+    })
+    .await;
+}
+
+/// Runs a review of the line shown; returns its milliseconds.
+async fn review(page: &Browser) -> f64 {
+    page.click("#review-start").await;
+    let deadline = Instant::now() + Duration::from_secs(300);
+    loop {
+        let review = page.js("return state.review;").await;
+        if review["running"] == false && review["ms"].is_number() {
+            return review["ms"].as_f64().unwrap();
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the review did not end: {review}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs Chromium and ChromeDriver (Debian: chromium chromium-driver); contrib/test-everything.sh"]
+async fn a_game_review_finds_the_planted_blunder() {
+    let _one = BROWSER.lock().await;
+    let (_gui, url) = start_gui(&[]);
+    let page = browser().await;
+    page.open(&url).await;
+    open_pgn(&page, "tests/data/gui-planted-blunder.pgn").await;
+    assert!(page.text("#graph .empty").await.contains("no scores"));
+    review(&page).await;
+    // Ply 51, White's c2b2, is the blunder planted in the record.
+    let blunders = page
+        .js("return Array.from(document.querySelectorAll('#review-list li[data-mark=blunder]')).map(li => li.dataset.ply);")
+        .await;
+    assert!(
+        blunders
+            .as_array()
+            .unwrap()
+            .contains(&serde_json::json!("51")),
+        "blunders found: {blunders}"
+    );
+    assert_eq!(
+        page.js("return document.querySelector('#moves .ply[data-ply=\"51\"]').dataset.mark;")
+            .await,
+        "blunder"
+    );
+    assert!(
+        page.flag(
+            "return !!document.querySelector('#graph circle.mark.blunder[data-ply=\"51\"]');"
+        )
+        .await
+    );
+    assert!(
+        page.text("#graph .empty").await.is_empty(),
+        "the graph has the review's scores"
+    );
+    page.click("#review-list li[data-ply=\"51\"]").await;
+    page.wait_until("the blunder shown", async || {
+        page.js("return state.cursor;").await == 51
+    })
+    .await;
+    page.screenshot("review").await;
+
+    // The measured figure: a review of a 100-move (200-ply) game.
+    open_pgn(&page, "tests/data/gui-hundred-moves.pgn").await;
+    let plies = page.moves().await.len();
+    let ms = review(&page).await;
+    eprintln!(
+        "review of {plies} plies: {ms:.0} ms, {:.1} positions per second",
+        (plies + 1) as f64 / (ms / 1000.0)
+    );
+    page.assert_no_errors().await;
+    page.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs Chromium and ChromeDriver (Debian: chromium chromium-driver); contrib/test-everything.sh"]
+async fn a_click_on_an_engine_line_move_reaches_its_position_and_arrows_follow_the_lines() {
+    let _one = BROWSER.lock().await;
+    let (_gui, url) = start_gui(&[]);
+    let page = browser().await;
+    page.open(&url).await;
+    page.click("#free-analysis").await;
+    page.select("#multipv", "3").await;
+    page.click("#analyse-toggle").await;
+    page.wait_until("three lines of three moves", async || {
+        page.flag("const l = document.querySelectorAll('#pv-lines li'); return l.length === 3 && Array.from(l).every(li => li.dataset.pv.split(' ').length >= 3);")
+            .await
+    })
+    .await;
+    // One arrow per distinct first move, the best boldest.
+    let widths = page
+        .js("return Array.from(document.querySelectorAll('.arrow.best')).map(a => parseFloat(a.style.strokeWidth));")
+        .await;
+    let widths: Vec<f64> = widths
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|w| w.as_f64())
+        .collect();
+    assert!(widths.len() >= 2, "{widths:?}");
+    assert!(widths.windows(2).all(|w| w[0] > w[1]), "{widths:?}");
+    // The third move of the second line, once the search stops (the lines stay).
+    page.click("#analyse-toggle").await;
+    page.wait_until("stopped", async || {
+        page.text("#analyse-toggle").await == "Analyse"
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let line = page
+        .js("const li = document.querySelectorAll('#pv-lines li')[1]; return [li.dataset.fen, li.dataset.pv];")
+        .await;
+    let pv: Vec<String> = line[1]
+        .as_str()
+        .unwrap()
+        .split_whitespace()
+        .map(String::from)
+        .collect();
+    page.click("#pv-lines li:nth-child(2) .step[data-index=\"2\"]")
+        .await;
+    page.wait_until("the position after it", async || {
+        page.moves().await == pv[..3]
+    })
+    .await;
+    let game = replay(line[0].as_str().unwrap(), &pv[..3]);
+    page.wait_until("the board", async || {
+        page.js("return document.getElementById('board').dataset.fen;")
+            .await
+            == to_fen(game.position()).as_str()
+    })
+    .await;
+    page.assert_no_errors().await;
+    page.close().await;
+}

@@ -94,6 +94,7 @@ fn ply(mv: &str) -> Ply {
         depth: None,
         time_ms: None,
         book: false,
+        comment: None,
     }
 }
 
@@ -151,8 +152,10 @@ impl LiveGame {
         };
         let start = parse_fen(&stored.start_fen).unwrap_or_else(|_| start_position());
         let mut record = Record::new(start, names(human, stored.level));
-        record.plies = stored.moves.iter().map(|mv| ply(mv)).collect();
-        record.cursor = record.plies.len();
+        for mv in &stored.moves {
+            record.play_at(record.line_len(), ply(mv));
+        }
+        record.cursor = record.line_len();
         record.finish = stored.ending.as_ref().map(finish_of);
         LiveGame {
             id: stored.id,
@@ -167,7 +170,7 @@ impl LiveGame {
     }
 
     fn moves(&self) -> Vec<String> {
-        self.record.plies.iter().map(|p| p.mv.clone()).collect()
+        self.record.plies().map(|p| p.mv.clone()).collect()
     }
 
     /// The game as the database keeps it.
@@ -196,14 +199,14 @@ impl LiveGame {
     fn job(&self) -> Job {
         let (go, budget) = level_search(self.level);
         let mut position = format!("position fen {}", to_fen(&self.record.start));
-        if !self.record.plies.is_empty() {
+        if self.record.line_len() > 0 {
             position.push_str(" moves ");
             position.push_str(&self.moves().join(" "));
         }
         Job::new(
             &self.visitor,
             &self.id,
-            self.record.plies.len(),
+            self.record.line_len(),
             position,
             go,
             budget,
@@ -217,14 +220,14 @@ impl LiveGame {
             .play_text(mv)
             .map_err(|e| format!("illegal move {mv}: {e}"))?;
         let mut next = self.record.clone();
-        next.plies.push(ply(mv));
+        next.play_at(next.line_len(), ply(mv));
         Ok(next.verdict().as_ref().map(ending_of))
     }
 
     /// Plays `mv` (already stored) at the end of the record.
     fn push(&mut self, mv: &str) {
-        self.record.plies.push(ply(mv));
-        self.record.cursor = self.record.plies.len();
+        self.record.play_at(self.record.line_len(), ply(mv));
+        self.record.cursor = self.record.line_len();
     }
 }
 
@@ -286,7 +289,7 @@ impl Visitor {
                 };
                 json!({
                     "white": g.record.names[0], "black": g.record.names[1],
-                    "result": result, "round": Value::Null, "plies": g.record.plies.len(),
+                    "result": result, "round": Value::Null, "plies": g.record.line_len(),
                 })
             })
             .collect();
@@ -476,7 +479,7 @@ impl Registry {
             Command::Move { mv } => self.person_moves(&mut v.games[v.current], &mv),
             Command::View { ply } => {
                 let record = &mut v.games[v.current].record;
-                if ply > record.plies.len() {
+                if ply > record.line_len() {
                     return Err(Refusal::Bad(format!("no ply {ply}")));
                 }
                 record.cursor = ply;
@@ -573,7 +576,7 @@ impl Registry {
             self.metrics.error(ErrorKind::QueueFull);
             return Err(Refusal::Busy);
         }
-        let ply = game.record.plies.len();
+        let ply = game.record.line_len();
         {
             let mut store = lock(&self.store);
             if game.stored {
@@ -612,7 +615,7 @@ impl Registry {
                 !start_side
             }
         };
-        let mut keep = game.record.plies.len();
+        let mut keep = game.record.line_len();
         let mut removed_own = false;
         while keep > 0 && !(removed_own && side_at(keep) == human) {
             keep -= 1;
@@ -626,7 +629,7 @@ impl Registry {
         lock(&self.store)
             .rewrite_end(&game.id, keep, None)
             .map_err(Refusal::Internal)?;
-        game.record.plies.truncate(keep);
+        game.record.truncate(keep);
         game.record.cursor = keep;
         // A search still queued or running for the removed position is dropped when it ends.
         game.waiting = false;
@@ -637,7 +640,7 @@ impl Registry {
     /// Ends the game for a reason other than the board, stored first.
     fn end(&self, game: &mut LiveGame, finish: Finish) -> Refused<()> {
         lock(&self.store)
-            .rewrite_end(&game.id, game.record.plies.len(), Some(&ending_of(&finish)))
+            .rewrite_end(&game.id, game.record.line_len(), Some(&ending_of(&finish)))
             .map_err(Refusal::Internal)?;
         game.record.finish = Some(finish);
         game.waiting = false;
@@ -689,7 +692,7 @@ impl Registry {
             return false;
         };
         let game = &mut visitor.games[index];
-        if !(game.waiting && game.record.plies.len() == job.ply && game.in_progress()) {
+        if !(game.waiting && game.record.line_len() == job.ply && game.in_progress()) {
             return false;
         }
         act(self, game);

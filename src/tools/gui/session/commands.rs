@@ -5,7 +5,7 @@ use super::seats::{Role, setoption};
 use super::{
     FULL_STRENGTH_MOVETIME_MS, Mode, Session, check_level, finished, read_colour, read_start,
 };
-use crate::rules::{Color, parse_move};
+use crate::rules::{Color, parse_move, to_fen};
 use crate::tools::gui::driver::{Purpose, Request, Search};
 use serde::Deserialize;
 use std::time::{Duration, Instant};
@@ -90,6 +90,31 @@ pub enum Command {
         /// Which engine.
         engine: usize,
     },
+    /// Show the line through a move of the tree, at that move.
+    Choose {
+        /// The move (`node` in the view).
+        node: usize,
+    },
+    /// Make a sideline the first choice at its branch point.
+    Promote {
+        /// Its first move.
+        node: usize,
+    },
+    /// Delete a move and everything after it.
+    Delete {
+        /// The move.
+        node: usize,
+    },
+    /// Play an engine line from the position shown, up to one of its moves
+    /// (free analysis; the moves become a sideline where they differ).
+    Line {
+        /// The position the line starts from, which must be the one shown.
+        fen: String,
+        /// Its moves.
+        moves: Vec<String>,
+    },
+    /// Review the line shown: every position searched, every move marked.
+    Review,
     /// Load a game read from PGN.
     OpenGame {
         /// Index into the games read last.
@@ -111,10 +136,10 @@ impl Session {
         match command {
             Command::Move { mv } => self.person_moves(&mv),
             Command::View { ply } => {
-                if ply > self.record.plies.len() {
+                if ply > self.record.line_len() {
                     return Err(format!(
                         "no ply {ply}: the game has {}",
-                        self.record.plies.len()
+                        self.record.line_len()
                     ));
                 }
                 self.record.cursor = ply;
@@ -208,11 +233,11 @@ impl Session {
                 let search = Search {
                     id,
                     purpose: Purpose::Hint,
-                    position: self.position_line(self.record.plies.len()),
+                    position: self.position_line(self.record.line_len()),
                     go: format!("go movetime {FULL_STRENGTH_MOVETIME_MS}"),
                     budget: Some(Duration::from_millis(FULL_STRENGTH_MOVETIME_MS)),
                 };
-                self.record.cursor = self.record.plies.len();
+                self.record.cursor = self.record.line_len();
                 self.send(Role::Opponent, Request::Search(search));
                 Ok(())
             }
@@ -285,11 +310,50 @@ impl Session {
                 Ok(())
             }
             Command::SetEngine { role, engine } => self.choose_engine(role, engine),
+            Command::Review => self.start_review(),
+            Command::Line { fen, moves } => {
+                self.only_in_analysis()?;
+                let shown = to_fen(self.record.game_at(self.record.cursor).position());
+                if fen != shown {
+                    return Err("that line is of another position".into());
+                }
+                let mut game = self.record.game_at(self.record.cursor);
+                for mv in &moves {
+                    game.play_text(mv)
+                        .map_err(|e| format!("illegal move {mv} in the line: {e}"))?;
+                }
+                for mv in &moves {
+                    self.play(mv, None, 0)?;
+                }
+                Ok(())
+            }
+            Command::Choose { node } => {
+                self.only_in_analysis()?;
+                self.record.choose(node)
+            }
+            Command::Promote { node } => {
+                self.only_in_analysis()?;
+                self.record.promote(node)
+            }
+            Command::Delete { node } => {
+                self.only_in_analysis()?;
+                self.record.delete(node)
+            }
             Command::OpenGame { index } => {
                 let Some(read) = self.library.get(index).cloned() else {
                     return Err(format!("no game {index} in the file read"));
                 };
                 self.load(&read)
+            }
+        }
+    }
+
+    /// Sidelines are for free analysis: a game in play has one line.
+    fn only_in_analysis(&self) -> Result<(), String> {
+        match self.mode {
+            Mode::Analysis => Ok(()),
+            Mode::Play { .. } | Mode::Watch { .. } => {
+                Err("sidelines are for free analysis (Free moves)".into())
             }
         }
     }
@@ -303,7 +367,7 @@ impl Session {
                 if self.record.game().position().side_to_move() != human {
                     return Err("it is the engine's turn".into());
                 }
-                self.record.cursor = self.record.plies.len();
+                self.record.cursor = self.record.line_len();
                 let time_ms = u64::try_from(self.turn_started.elapsed().as_millis()).unwrap_or(0);
                 // The person's clock is not running before their first move of a new game.
                 if let Some(clocks) = &mut self.clocks
@@ -320,9 +384,8 @@ impl Session {
                 if finished(&position) {
                     return Err("the game is over at this position".into());
                 }
-                // A move off the end of the record replaces what followed.
-                if self.record.cursor < self.record.plies.len() {
-                    self.record.plies.truncate(self.record.cursor);
+                // A move off the end of the main line leaves how it ended behind.
+                if self.record.cursor < self.record.line_len() {
                     self.record.finish = None;
                 }
                 self.play(text, None, 0)
@@ -338,7 +401,7 @@ impl Session {
             self.stop(role);
         }
         let start_side = self.record.start.side_to_move();
-        let mut keep = self.record.plies.len();
+        let mut keep = self.record.line_len();
         // Back to the person's previous turn, so that at least one of their moves goes.
         let side_at = |plies: usize| {
             if plies.is_multiple_of(2) {
@@ -357,7 +420,7 @@ impl Session {
         if !removed_own {
             return Err("no move of yours to take back".into());
         }
-        self.record.plies.truncate(keep);
+        self.record.truncate(keep);
         self.record.cursor = keep;
         self.record.finish = None;
         self.hint = None;
