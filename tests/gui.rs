@@ -607,3 +607,108 @@ fn sigterm_ends_the_server_and_its_engines() {
         assert!(!alive, "engine {pid} still runs");
     }
 }
+
+async fn exported_pgn(page: &Browser) -> String {
+    page.js_async(
+        "const done = arguments[arguments.length - 1]; api('/api/pgn').then(r => r.text()).then(done);",
+    )
+    .await
+    .as_str()
+    .unwrap_or_default()
+    .lines()
+    .filter(|l| !l.starts_with("[Date"))
+    .collect::<Vec<_>>()
+    .join("\n")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs Chromium and ChromeDriver (Debian: chromium chromium-driver); contrib/test-everything.sh"]
+async fn a_sideline_is_created_promoted_deleted_and_kept_by_pgn() {
+    let _one = BROWSER.lock().await;
+    let (_gui, url) = start_gui(&[]);
+    let page = browser().await;
+    page.open(&url).await;
+    page.play_free_moves(4).await;
+    let main = page.moves().await;
+    assert_eq!(main.len(), 4);
+    // A different third move, played at ply 2, starts a sideline.
+    page.js("command({cmd: 'view', ply: 2});").await;
+    page.wait_until("ply 2", async || page.js("return state.cursor;").await == 2)
+        .await;
+    let other = page
+        .js(&format!(
+            "return state.legal.find(mv => mv !== '{}');",
+            main[2]
+        ))
+        .await;
+    let other = other.as_str().expect("another move").to_string();
+    page.set_input("#move-input", &other).await;
+    page.click("#move-form button").await;
+    page.wait_until("the sideline", async || {
+        page.moves().await == [&main[..2], std::slice::from_ref(&other)].concat()
+    })
+    .await;
+    assert_eq!(
+        page.text("#moves .alt").await,
+        main[2],
+        "the main move is offered"
+    );
+    assert!(
+        page.flag(
+            "return document.querySelector('#moves .ply.current').classList.contains('side');"
+        )
+        .await
+    );
+    // The sideline is written as a variation and read back the same.
+    let with_variation = exported_pgn(&page).await;
+    assert!(
+        with_variation.contains(&format!("( 2. {other}"))
+            || with_variation.contains(&format!("( 2... {other}")),
+        "{with_variation}"
+    );
+    // Following the main move again shows the main line whole.
+    page.click("#moves .alt").await;
+    page.wait_until("the main line", async || page.moves().await == main)
+        .await;
+    // Back into the sideline and promote it: it becomes the main line.
+    page.click("#moves .alt").await;
+    page.wait_until("the sideline again", async || page.moves().await.len() == 3)
+        .await;
+    page.click("#promote").await;
+    page.wait_until("promoted", async || {
+        page.flag("return state.moves[2].main;").await
+    })
+    .await;
+    let promoted = exported_pgn(&page).await;
+    assert_ne!(promoted, with_variation);
+    page.click("#panel-records summary").await;
+    page.set_input("#pgn-text", &promoted).await;
+    page.click("#pgn-import").await;
+    page.wait_until("the import", async || {
+        page.js("return state.cursor;").await == 0
+    })
+    .await;
+    assert_eq!(
+        exported_pgn(&page).await,
+        promoted,
+        "export, import, export"
+    );
+    // Delete the old main move, now a sideline: one line is left.
+    page.js(
+        "const alt = state.moves[2].alternatives[0]; command({cmd: 'choose', node: alt.node});",
+    )
+    .await;
+    page.wait_until("the old main line", async || page.moves().await == main)
+        .await;
+    page.js("command({cmd: 'view', ply: 3});").await;
+    page.wait_until("ply 3", async || page.js("return state.cursor;").await == 3)
+        .await;
+    page.click("#delete-move").await;
+    page.wait_until("deleted", async || {
+        page.moves().await == [&main[..2], std::slice::from_ref(&other)].concat()
+    })
+    .await;
+    assert!(!exported_pgn(&page).await.contains('('));
+    page.assert_no_errors().await;
+    page.close().await;
+}

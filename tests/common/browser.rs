@@ -166,6 +166,36 @@ impl Browser {
             .unwrap_or_else(|e| panic!("{script}: {e}"))
     }
 
+    /// Runs an asynchronous script: it ends by calling its last argument
+    /// (`arguments[arguments.length - 1]`) with the answer.
+    pub async fn js_async(&self, script: &str) -> serde_json::Value {
+        self.client
+            .execute_async(script, Vec::new())
+            .await
+            .unwrap_or_else(|e| panic!("{script}: {e}"))
+    }
+
+    /// Plays `plies` moves in free analysis from the game shown, each the
+    /// first legal move the page offers, waiting for each state.
+    pub async fn play_free_moves(&self, plies: usize) {
+        let script = format!(
+            "const done = arguments[arguments.length - 1];
+             const pause = () => new Promise(r => setTimeout(r, 20));
+             (async () => {{
+               await command({{cmd: 'analyse'}});
+               while (state.mode !== 'analysis') await pause();
+               for (let i = 0; i < {plies}; i++) {{
+                 const before = state.moves.length;
+                 while (!state.legal.length) await pause();
+                 await command({{cmd: 'move', mv: state.legal[(i * 7) % state.legal.length]}});
+                 while (state.moves.length === before) await pause();
+               }}
+               done(state.moves.length);
+             }})();"
+        );
+        self.js_async(&script).await;
+    }
+
     /// A script's answer as a boolean (false when it is not one).
     pub async fn flag(&self, script: &str) -> bool {
         self.js(script).await.as_bool().unwrap_or(false)
@@ -327,7 +357,12 @@ impl Browser {
             .expect("the browser's console log");
         let severe: Vec<&serde_json::Value> = log
             .as_array()
-            .map(|entries| entries.iter().filter(|e| e["level"] == "SEVERE").collect())
+            .map(|entries| {
+                entries
+                    .iter()
+                    .filter(|e| e["level"] == "SEVERE" && !refusal(e))
+                    .collect()
+            })
             .unwrap_or_default();
         assert!(
             severe.is_empty(),
@@ -346,6 +381,13 @@ impl Browser {
     pub async fn close(self) {
         let _ = self.client.close().await;
     }
+}
+
+/// A command the server refused with 400 (the page shows why): the page's
+/// normal answer to a bad input, which Chromium logs as a failed load.
+fn refusal(entry: &serde_json::Value) -> bool {
+    let message = entry["message"].as_str().unwrap_or_default();
+    entry["source"] == "network" && message.contains("/api/") && message.contains("status of 400")
 }
 
 /// chromedriver's console log of the page (`goog:loggingPrefs`), read and cleared.

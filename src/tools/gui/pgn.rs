@@ -1,6 +1,7 @@
 //! Reading PGN files in the form `agon match -pgnout` writes them: tag
 //! pairs, numbered moves each followed by a `{score/depth time}` comment, a
-//! closing `{reason}` comment and the result. Every move is checked by the
+//! closing `{reason}` comment and the result; also variations in
+//! parentheses (RAV) and comments in words. Every move is checked by the
 //! rules core.
 
 use crate::rules::{Color, Game, parse_fen};
@@ -49,6 +50,10 @@ pub struct ReadMove {
     pub time_ms: Option<u64>,
     /// A `{book}` move.
     pub book: bool,
+    /// A comment in words after it (not a score).
+    pub comment: Option<String>,
+    /// Moves that could have been played instead, each a line (RAV).
+    pub variations: Vec<Vec<ReadMove>>,
 }
 
 /// One game of a PGN file.
@@ -122,6 +127,8 @@ fn parse_tag(line: &str) -> Option<(String, String)> {
 enum Token {
     Word(String),
     Comment(String),
+    Open,
+    Close,
 }
 
 fn tokens(movetext: &str, number: usize) -> Result<Vec<Token>, String> {
@@ -138,9 +145,15 @@ fn tokens(movetext: &str, number: usize) -> Result<Vec<Token>, String> {
                 .ok_or_else(|| format!("game {number}: a comment is not closed"))?;
             tokens.push(Token::Comment(after[..end].trim().to_string()));
             rest = &after[end + 1..];
+        } else if let Some(after) = rest.strip_prefix('(') {
+            tokens.push(Token::Open);
+            rest = after;
+        } else if let Some(after) = rest.strip_prefix(')') {
+            tokens.push(Token::Close);
+            rest = after;
         } else {
             let end = rest
-                .find(|c: char| c.is_whitespace() || c == '{')
+                .find(|c: char| c.is_whitespace() || matches!(c, '{' | '(' | ')'))
                 .unwrap_or(rest.len());
             tokens.push(Token::Word(rest[..end].to_string()));
             rest = &rest[end..];
@@ -154,78 +167,164 @@ fn finish(tags: &[(String, String)], movetext: &str, number: usize) -> Result<Re
         .find(|(n, _)| n == "FEN")
         .map_or(crate::rules::START_FEN.to_string(), |(_, v)| v.clone());
     let start = parse_fen(&fen).map_err(|e| format!("game {number}: bad FEN tag: {e}"))?;
-    let mut game = Game::new(start);
-    let mut moves: Vec<ReadMove> = Vec::new();
-    let mut reason = None;
-    let mut result = tags
-        .iter()
-        .find(|(n, _)| n == "Result")
-        .map_or("*".to_string(), |(_, v)| v.clone());
-    let mut last_was_move = false;
-    for token in tokens(movetext, number)? {
-        match token {
-            Token::Comment(text) => {
-                match moves.last_mut() {
-                    Some(last) if last_was_move => read_comment(last, &text),
-                    _ => reason = Some(text),
-                }
-                last_was_move = false;
-            }
-            Token::Word(word) => {
-                last_was_move = false;
-                if matches!(word.as_str(), "1-0" | "0-1" | "1/2-1/2" | "*") {
-                    result = word;
-                    continue;
-                }
-                let bare = word.trim_start_matches(|c: char| c.is_ascii_digit() || c == '.');
-                if bare.is_empty() {
-                    continue;
-                }
-                let mover = game.position().side_to_move();
-                game.play_text(bare).map_err(|e| {
-                    format!(
-                        "game {number}: move {} '{bare}' ({}) is illegal: {e}",
-                        moves.len() + 1,
-                        mover.name()
-                    )
-                })?;
-                moves.push(ReadMove {
-                    text: bare.to_string(),
-                    score: None,
-                    depth: None,
-                    time_ms: None,
-                    book: false,
-                });
-                last_was_move = true;
-            }
-        }
-    }
-    // Scores in the records are from the mover's side; keep White's.
-    let mut position = start;
-    for (index, read) in moves.iter_mut().enumerate() {
-        let mover = position.side_to_move();
-        if let Some(score) = read.score {
-            read.score = Some(match score {
-                WhiteScore::Cp(cp) => WhiteScore::from_mover(mover, Some(cp), None),
-                WhiteScore::Mate(m) => WhiteScore::from_mover(mover, None, Some(m)),
-            })
-            .flatten();
-        }
-        position = position.make_move(game.moves()[index]);
+    let mut reader = LineReader {
+        tokens: tokens(movetext, number)?.into_iter().peekable(),
+        number,
+        reason: None,
+        result: tags
+            .iter()
+            .find(|(n, _)| n == "Result")
+            .map_or("*".to_string(), |(_, v)| v.clone()),
+    };
+    let moves = reader.line(Game::new(start), 0)?;
+    if reader.tokens.next().is_some() {
+        return Err(format!("game {number}: a ')' closes no variation"));
     }
     Ok(ReadGame {
         tags: tags.to_vec(),
         fen,
         moves,
-        reason,
-        result,
+        reason: reader.reason,
+        result: reader.result,
     })
 }
 
-/// Reads `+0.35/8 0.120s`, `+M3/5 0.010s`, `?` or `book` into the move (score still the mover's).
-fn read_comment(mv: &mut ReadMove, text: &str) {
+/// Reads the movetext of one game, a line and its variations at a time.
+struct LineReader {
+    tokens: std::iter::Peekable<std::vec::IntoIter<Token>>,
+    number: usize,
+    reason: Option<String>,
+    result: String,
+}
+
+impl LineReader {
+    /// Whether only the result (or nothing) follows.
+    fn closing(&mut self) -> bool {
+        match self.tokens.peek() {
+            None => true,
+            Some(Token::Word(word)) => is_result(word),
+            Some(_) => false,
+        }
+    }
+
+    /// Reads moves from `game` up to the end of the line (`)` or the end of
+    /// the text); `depth` counts the variations it is in.
+    fn line(&mut self, mut game: Game, depth: usize) -> Result<Vec<ReadMove>, String> {
+        let number = self.number;
+        let mut moves: Vec<ReadMove> = Vec::new();
+        // The game before the last move, where its variations start.
+        let mut before_last: Option<Game> = None;
+        let mut last_was_move = false;
+        while let Some(token) = self.tokens.peek() {
+            if matches!(token, Token::Close) {
+                if depth == 0 {
+                    return Ok(moves);
+                }
+                self.tokens.next();
+                return Ok(moves);
+            }
+            let Some(token) = self.tokens.next() else {
+                break;
+            };
+            match token {
+                Token::Close => {}
+                Token::Open => {
+                    let (Some(from), Some(last)) = (before_last.clone(), moves.last_mut()) else {
+                        return Err(format!("game {number}: a variation before any move"));
+                    };
+                    let variation = self.line(from, depth + 1)?;
+                    last.variations.push(variation);
+                    last_was_move = false;
+                }
+                Token::Comment(text) => {
+                    match moves.last_mut() {
+                        Some(last) if last_was_move => {
+                            let mover = before_last
+                                .as_ref()
+                                .map_or(Color::White, |g| g.position().side_to_move());
+                            read_comment(last, &text, mover);
+                        }
+                        // The closing comment before the result says why the game ended.
+                        _ if depth == 0 && self.closing() => self.reason = Some(text),
+                        Some(last) => last.comment = Some(text),
+                        None => {}
+                    }
+                    last_was_move = false;
+                }
+                Token::Word(word) => {
+                    last_was_move = false;
+                    if is_result(&word) {
+                        if depth == 0 {
+                            self.result = word;
+                        }
+                        continue;
+                    }
+                    let bare = word.trim_start_matches(|c: char| c.is_ascii_digit() || c == '.');
+                    if bare.is_empty() {
+                        continue;
+                    }
+                    let mover = game.position().side_to_move();
+                    let previous = game.clone();
+                    game.play_text(bare).map_err(|e| {
+                        format!(
+                            "game {number}: move {} '{bare}' ({}) is illegal: {e}",
+                            moves.len() + 1,
+                            mover.name()
+                        )
+                    })?;
+                    before_last = Some(previous);
+                    moves.push(ReadMove {
+                        text: bare.to_string(),
+                        score: None,
+                        depth: None,
+                        time_ms: None,
+                        book: false,
+                        comment: None,
+                        variations: Vec::new(),
+                    });
+                    last_was_move = true;
+                }
+            }
+        }
+        if depth > 0 {
+            return Err(format!("game {number}: a variation is not closed"));
+        }
+        Ok(moves)
+    }
+}
+
+fn is_result(word: &str) -> bool {
+    matches!(word, "1-0" | "0-1" | "1/2-1/2" | "*")
+}
+
+/// Whether a comment is what the match runner writes after a move: a
+/// score (`+0.35/8`, `-M3/2`, `?`) and maybe a time (`0.120s`).
+fn is_move_data(text: &str) -> bool {
+    let mut parts = text.split_whitespace();
+    let score = parts.next().unwrap_or_default();
+    let score = score.split_once('/').map_or(score, |(s, _)| s);
+    let score_like = score == "?"
+        || score.starts_with("+M")
+        || score.starts_with("-M")
+        || ((score.starts_with('+') || score.starts_with('-'))
+            && score[1..].parse::<f64>().is_ok());
+    let time_like = parts.next().is_none_or(|t| {
+        t.strip_suffix('s')
+            .is_some_and(|t| t.parse::<f64>().is_ok())
+    });
+    score_like && time_like && parts.next().is_none()
+}
+
+/// Reads `+0.35/8 0.120s`, `+M3/5 0.010s`, `?` or `book` into the move
+/// (the score from the mover's side, kept as White's); other text is a
+/// comment in words.
+fn read_comment(mv: &mut ReadMove, text: &str, mover: Color) {
     if text == "book" {
         mv.book = true;
+        return;
+    }
+    if !is_move_data(text) {
+        mv.comment = Some(text.to_string());
         return;
     }
     let mut parts = text.split_whitespace();
@@ -242,7 +341,11 @@ fn read_comment(mv: &mut ReadMove, text: &str) {
                 .ok()
                 .filter(|v| v.is_finite() && v.abs() < 1e6)
                 .map(|v| WhiteScore::Cp((v * 100.0).round() as i32))
-        };
+        }
+        .and_then(|mover_score| match mover_score {
+            WhiteScore::Cp(cp) => WhiteScore::from_mover(mover, Some(cp), None),
+            WhiteScore::Mate(m) => WhiteScore::from_mover(mover, None, Some(m)),
+        });
     }
     if let Some(time) = parts.next().and_then(|t| t.strip_suffix('s')) {
         mv.time_ms = time
@@ -277,6 +380,26 @@ mod tests {
         assert_eq!(first.reason.as_deref(), Some("draw by repetition"));
         assert_eq!(first.result, "1/2-1/2");
         assert_eq!(games[1].moves[0].score, None);
+    }
+
+    #[test]
+    fn variations_and_comments_are_read() {
+        let text = "[Event \"x\"]\n\n1. f1e1 {?} {a quiet start} ( 1. f1f2 {?} 1... f11f10 {?} ( 1... f11g11 {?} ) ) \
+1... f11g11 {+0.10/3 0.5s} {game in progress} *\n";
+        let games = read_games(text).unwrap();
+        let moves = &games[0].moves;
+        assert_eq!(moves.len(), 2);
+        assert_eq!(moves[0].comment.as_deref(), Some("a quiet start"));
+        assert_eq!(moves[0].variations.len(), 1);
+        let variation = &moves[0].variations[0];
+        assert_eq!(variation[0].text, "f1f2");
+        assert_eq!(variation[1].text, "f11f10");
+        assert_eq!(variation[1].variations[0][0].text, "f11g11");
+        // Black's +0.10 is White's -0.10.
+        assert_eq!(moves[1].score, Some(WhiteScore::Cp(-10)));
+        assert_eq!(games[0].reason.as_deref(), Some("game in progress"));
+        assert!(read_games("[Event \"x\"]\n\n1. f1e1 ( 1. f1f2 *\n").is_err());
+        assert!(read_games("[Event \"x\"]\n\n1. f1e1 ) *\n").is_err());
     }
 
     #[test]

@@ -225,7 +225,8 @@ impl GameRecord {
     }
 }
 
-fn move_comment(mv: &MoveRecord) -> String {
+/// The comment of a played move: `{score/depth time}`.
+pub fn move_comment(mv: &MoveRecord) -> String {
     let score = match mv.score {
         Some(ScoreRecord::Cp(cp)) => format!("{:+.2}", f64::from(cp) / 100.0),
         Some(ScoreRecord::Mate(n)) if n >= 0 => format!("+M{n}"),
@@ -237,7 +238,7 @@ fn move_comment(mv: &MoveRecord) -> String {
 }
 
 /// Joins tokens with spaces into lines of at most `width` characters (longer tokens stand alone).
-fn wrap(tokens: &[String], width: usize) -> String {
+pub fn wrap(tokens: &[String], width: usize) -> String {
     let mut text = String::new();
     let mut line_length = 0;
     for token in tokens {

@@ -88,6 +88,21 @@ pub enum Command {
         /// Which engine.
         engine: usize,
     },
+    /// Show the line through a move of the tree, at that move.
+    Choose {
+        /// The move (`node` in the view).
+        node: usize,
+    },
+    /// Make a sideline the first choice at its branch point.
+    Promote {
+        /// Its first move.
+        node: usize,
+    },
+    /// Delete a move and everything after it.
+    Delete {
+        /// The move.
+        node: usize,
+    },
     /// Load a game read from PGN.
     OpenGame {
         /// Index into the games read last.
@@ -109,10 +124,10 @@ impl Session {
         match command {
             Command::Move { mv } => self.person_moves(&mv),
             Command::View { ply } => {
-                if ply > self.record.plies.len() {
+                if ply > self.record.line_len() {
                     return Err(format!(
                         "no ply {ply}: the game has {}",
-                        self.record.plies.len()
+                        self.record.line_len()
                     ));
                 }
                 self.record.cursor = ply;
@@ -213,11 +228,11 @@ impl Session {
                 let search = Search {
                     id,
                     purpose: Purpose::Hint,
-                    position: self.position_line(self.record.plies.len()),
+                    position: self.position_line(self.record.line_len()),
                     go: format!("go movetime {FULL_STRENGTH_MOVETIME_MS}"),
                     budget: Some(Duration::from_millis(FULL_STRENGTH_MOVETIME_MS)),
                 };
-                self.record.cursor = self.record.plies.len();
+                self.record.cursor = self.record.line_len();
                 self.send(Role::Opponent, Request::Search(search));
                 Ok(())
             }
@@ -290,11 +305,33 @@ impl Session {
                 Ok(())
             }
             Command::SetEngine { role, engine } => self.choose_engine(role, engine),
+            Command::Choose { node } => {
+                self.only_in_analysis()?;
+                self.record.choose(node)
+            }
+            Command::Promote { node } => {
+                self.only_in_analysis()?;
+                self.record.promote(node)
+            }
+            Command::Delete { node } => {
+                self.only_in_analysis()?;
+                self.record.delete(node)
+            }
             Command::OpenGame { index } => {
                 let Some(read) = self.library.get(index).cloned() else {
                     return Err(format!("no game {index} in the file read"));
                 };
                 self.load(&read)
+            }
+        }
+    }
+
+    /// Sidelines are for free analysis: a game in play has one line.
+    fn only_in_analysis(&self) -> Result<(), String> {
+        match self.mode {
+            Mode::Analysis => Ok(()),
+            Mode::Play { .. } | Mode::Watch { .. } => {
+                Err("sidelines are for free analysis (Free moves)".into())
             }
         }
     }
@@ -308,7 +345,7 @@ impl Session {
                 if self.record.game().position().side_to_move() != human {
                     return Err("it is the engine's turn".into());
                 }
-                self.record.cursor = self.record.plies.len();
+                self.record.cursor = self.record.line_len();
                 let time_ms = u64::try_from(self.turn_started.elapsed().as_millis()).unwrap_or(0);
                 // The person's clock is not running before their first move of a new game.
                 if let Some(clocks) = &mut self.clocks
@@ -325,9 +362,8 @@ impl Session {
                 if finished(&position) {
                     return Err("the game is over at this position".into());
                 }
-                // A move off the end of the record replaces what followed.
-                if self.record.cursor < self.record.plies.len() {
-                    self.record.plies.truncate(self.record.cursor);
+                // A move off the end of the main line leaves how it ended behind.
+                if self.record.cursor < self.record.line_len() {
                     self.record.finish = None;
                 }
                 self.play(text, None, 0)
@@ -343,7 +379,7 @@ impl Session {
             self.stop(role);
         }
         let start_side = self.record.start.side_to_move();
-        let mut keep = self.record.plies.len();
+        let mut keep = self.record.line_len();
         // Back to the person's previous turn, so that at least one of their moves goes.
         let side_at = |plies: usize| {
             if plies.is_multiple_of(2) {
@@ -362,7 +398,7 @@ impl Session {
         if !removed_own {
             return Err("no move of yours to take back".into());
         }
-        self.record.plies.truncate(keep);
+        self.record.truncate(keep);
         self.record.cursor = keep;
         self.record.finish = None;
         self.hint = None;

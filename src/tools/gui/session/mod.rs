@@ -149,7 +149,7 @@ impl Session {
         let mut line = format!("position fen {}", to_fen(&self.record.start));
         if plies > 0 {
             line.push_str(" moves");
-            for ply in self.record.plies.iter().take(plies) {
+            for ply in self.record.plies().take(plies) {
                 line.push(' ');
                 line.push_str(&ply.mv);
             }
@@ -190,7 +190,7 @@ impl Session {
             let search = Search {
                 id,
                 purpose: Purpose::Move,
-                position: self.position_line(self.record.plies.len()),
+                position: self.position_line(self.record.line_len()),
                 go,
                 budget,
             };
@@ -230,23 +230,30 @@ impl Session {
         }
     }
 
-    /// Plays a move at the end of the game (checked by the rules core).
+    /// Plays a move (checked by the rules core): at the end of the game,
+    /// or in free analysis at the position shown, where a move other than
+    /// the one recorded next starts a sideline.
     fn play(&mut self, text: &str, info: Option<&Info>, time_ms: u64) -> Result<(), String> {
-        let mut game = self.record.game();
+        let at = match self.mode {
+            Mode::Analysis => self.record.cursor,
+            Mode::Play { .. } | Mode::Watch { .. } => self.record.line_len(),
+        };
+        let mut game = self.record.game_at(at);
         let mover = game.position().side_to_move();
         game.play_text(text)
             .map_err(|e| format!("illegal move {text}: {e}"))?;
-        let follow = self.record.cursor == self.record.plies.len();
-        self.record.plies.push(Ply {
-            mv: text.to_string(),
-            score: info.and_then(|i| WhiteScore::from_mover(mover, i.cp, i.mate)),
-            depth: info.map(|i| i.depth),
-            time_ms: Some(time_ms),
-            book: false,
-        });
-        if follow || !matches!(self.mode, Mode::Analysis) {
-            self.record.cursor = self.record.plies.len();
-        }
+        self.record.play_at(
+            at,
+            Ply {
+                mv: text.to_string(),
+                score: info.and_then(|i| WhiteScore::from_mover(mover, i.cp, i.mate)),
+                depth: info.map(|i| i.depth),
+                time_ms: Some(time_ms),
+                book: false,
+                comment: None,
+            },
+        );
+        self.record.cursor = at + 1;
         if let Some(clocks) = &mut self.clocks {
             clocks.charge(mover);
         }
@@ -292,8 +299,7 @@ impl Session {
     fn reset(&mut self, start: Position, mode: Mode, clocks: Option<Clocks>) {
         self.leave_game();
         self.record.start = start;
-        self.record.plies.clear();
-        self.record.cursor = 0;
+        self.record.clear();
         self.record.finish = None;
         self.hint = None;
         self.mode = mode;

@@ -25,7 +25,7 @@ pub enum Mover {
 pub fn record_view(record: &Record, mover: Mover) -> Map<String, Value> {
     let game = record.game_at(record.cursor);
     let position = *game.position();
-    let at_end = record.cursor == record.plies.len();
+    let at_end = record.cursor == record.line_len();
     let verdict = record.verdict();
     let may_move = match mover {
         Mover::Side(side) => at_end && verdict.is_none() && position.side_to_move() == side,
@@ -48,20 +48,27 @@ pub fn record_view(record: &Record, mover: Mover) -> Map<String, Value> {
     relocating.dedup();
     let mut replay = Game::new(record.start);
     let moves: Vec<Value> = record
-        .plies
-        .iter()
-        .map(|ply| {
+        .plies()
+        .enumerate()
+        .map(|(index, ply)| {
             let _ = replay.play_text(&ply.mv);
+            let alternatives: Vec<Value> = record
+                .alternatives(index)
+                .into_iter()
+                .map(|node| json!({ "node": node, "mv": record.move_of(node) }))
+                .collect();
             json!({
                 "mv": ply.mv, "score": ply.score, "depth": ply.depth,
                 "time_ms": ply.time_ms, "book": ply.book, "fen": to_fen(replay.position()),
+                "comment": ply.comment, "node": record.node_at(index),
+                "main": record.on_main_line(index), "alternatives": alternatives,
             })
         })
         .collect();
     let last = record
         .cursor
         .checked_sub(1)
-        .and_then(|i| record.plies.get(i))
+        .and_then(|i| record.ply(i))
         .map(|p| p.mv.clone());
     let view = json!({
         "names": record.names,

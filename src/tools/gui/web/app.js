@@ -262,9 +262,30 @@ function renderMoves() {
       small.textContent = m.book ? t("ui.moves.book") : formatScore(m.score) + (m.depth ? "/" + m.depth : "");
       span.appendChild(small);
     }
+    if (m.comment) span.title = m.comment;
+    if (!m.main) span.classList.add("side");
     box.appendChild(span);
     box.appendChild(document.createTextNode(" "));
+    if (m.alternatives && m.alternatives.length) {
+      // The moves that could have been played instead: click one to follow it.
+      const alts = document.createElement("span");
+      alts.className = "alternatives";
+      alts.append("(");
+      m.alternatives.forEach((alt, k) => {
+        const a = document.createElement("span");
+        a.className = "alt";
+        a.dataset.node = String(alt.node);
+        a.textContent = alt.mv;
+        if (k) alts.append(" ");
+        alts.appendChild(a);
+      });
+      alts.append(") ");
+      box.appendChild(alts);
+    }
   });
+  const here = state.cursor > 0 ? state.moves[state.cursor - 1] : null;
+  $("promote").hidden = !(state.mode === "analysis" && here && !here.main);
+  $("delete-move").hidden = !(state.mode === "analysis" && here);
   // Only the list scrolls to keep the current move in view, never the page.
   const current = box.querySelector(".current");
   if (current) {
@@ -789,9 +810,17 @@ function wire() {
     view(Math.round((along / (GRAPH.right - GRAPH.left)) * n));
   });
   $("moves").addEventListener("click", (e) => {
+    const alt = e.target.closest(".alt");
+    if (alt) {
+      command({ cmd: "choose", node: parseInt(alt.dataset.node, 10) });
+      return;
+    }
     const ply = e.target.closest(".ply");
     if (ply) view(parseInt(ply.dataset.ply, 10));
   });
+  const currentNode = () => state.moves[state.cursor - 1].node;
+  $("promote").addEventListener("click", () => command({ cmd: "promote", node: currentNode() }));
+  $("delete-move").addEventListener("click", () => command({ cmd: "delete", node: currentNode() }));
   onLanguageChange(() => { if (state) render(); });
   setInterval(() => { if (state) renderClocks(); }, 100);
 }
