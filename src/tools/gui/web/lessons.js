@@ -187,12 +187,7 @@ function renderLessons() {
 }
 
 async function showLessons(id) {
-  try {
-    await loadCatalogue();
-  } catch (e) {
-    window.agonErrors.push(String(e));
-    return;
-  }
+  if (!(await loadCatalogue())) return;
   if (id && id !== lessonState.id) startLesson(id);
   else renderLessons();
 }
