@@ -712,3 +712,148 @@ async fn a_sideline_is_created_promoted_deleted_and_kept_by_pgn() {
     page.assert_no_errors().await;
     page.close().await;
 }
+
+/// Opens a PGN file's first game through the Records panel.
+async fn open_pgn(page: &Browser, path: &str) {
+    let pgn = std::fs::read_to_string(path).expect("the PGN");
+    page.js("document.getElementById('panel-records').open = true;")
+        .await;
+    page.set_input("#pgn-text", &pgn).await;
+    page.click("#pgn-import").await;
+    page.wait_until("the game read", async || {
+        page.text("#mode-label").await == "analysis" && !page.moves().await.is_empty()
+    })
+    .await;
+}
+
+/// Runs a review of the line shown; returns its milliseconds.
+async fn review(page: &Browser) -> f64 {
+    page.click("#review-start").await;
+    let deadline = Instant::now() + Duration::from_secs(300);
+    loop {
+        let review = page.js("return state.review;").await;
+        if review["running"] == false && review["ms"].is_number() {
+            return review["ms"].as_f64().unwrap();
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the review did not end: {review}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs Chromium and ChromeDriver (Debian: chromium chromium-driver); contrib/test-everything.sh"]
+async fn a_game_review_finds_the_planted_blunder() {
+    let _one = BROWSER.lock().await;
+    let (_gui, url) = start_gui(&[]);
+    let page = browser().await;
+    page.open(&url).await;
+    open_pgn(&page, "tests/data/gui-planted-blunder.pgn").await;
+    assert!(page.text("#graph .empty").await.contains("no scores"));
+    review(&page).await;
+    // Ply 51, White's c2b2, is the blunder planted in the record.
+    let blunders = page
+        .js("return Array.from(document.querySelectorAll('#review-list li[data-mark=blunder]')).map(li => li.dataset.ply);")
+        .await;
+    assert!(
+        blunders
+            .as_array()
+            .unwrap()
+            .contains(&serde_json::json!("51")),
+        "blunders found: {blunders}"
+    );
+    assert_eq!(
+        page.js("return document.querySelector('#moves .ply[data-ply=\"51\"]').dataset.mark;")
+            .await,
+        "blunder"
+    );
+    assert!(
+        page.flag(
+            "return !!document.querySelector('#graph circle.mark.blunder[data-ply=\"51\"]');"
+        )
+        .await
+    );
+    assert!(
+        page.text("#graph .empty").await.is_empty(),
+        "the graph has the review's scores"
+    );
+    page.click("#review-list li[data-ply=\"51\"]").await;
+    page.wait_until("the blunder shown", async || {
+        page.js("return state.cursor;").await == 51
+    })
+    .await;
+    page.screenshot("review").await;
+
+    // The measured figure: a review of a 100-move (200-ply) game.
+    open_pgn(&page, "tests/data/gui-hundred-moves.pgn").await;
+    let plies = page.moves().await.len();
+    let ms = review(&page).await;
+    eprintln!(
+        "review of {plies} plies: {ms:.0} ms, {:.1} positions per second",
+        (plies + 1) as f64 / (ms / 1000.0)
+    );
+    page.assert_no_errors().await;
+    page.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs Chromium and ChromeDriver (Debian: chromium chromium-driver); contrib/test-everything.sh"]
+async fn a_click_on_an_engine_line_move_reaches_its_position_and_arrows_follow_the_lines() {
+    let _one = BROWSER.lock().await;
+    let (_gui, url) = start_gui(&[]);
+    let page = browser().await;
+    page.open(&url).await;
+    page.click("#free-analysis").await;
+    page.select("#multipv", "3").await;
+    page.click("#analyse-toggle").await;
+    page.wait_until("three lines of three moves", async || {
+        page.flag("const l = document.querySelectorAll('#pv-lines li'); return l.length === 3 && Array.from(l).every(li => li.dataset.pv.split(' ').length >= 3);")
+            .await
+    })
+    .await;
+    // One arrow per distinct first move, the best boldest.
+    let widths = page
+        .js("return Array.from(document.querySelectorAll('.arrow.best')).map(a => parseFloat(a.style.strokeWidth));")
+        .await;
+    let widths: Vec<f64> = widths
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|w| w.as_f64())
+        .collect();
+    assert!(widths.len() >= 2, "{widths:?}");
+    assert!(widths.windows(2).all(|w| w[0] > w[1]), "{widths:?}");
+    // The third move of the second line, once the search stops (the lines stay).
+    page.click("#analyse-toggle").await;
+    page.wait_until("stopped", async || {
+        page.text("#analyse-toggle").await == "Analyse"
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let line = page
+        .js("const li = document.querySelectorAll('#pv-lines li')[1]; return [li.dataset.fen, li.dataset.pv];")
+        .await;
+    let pv: Vec<String> = line[1]
+        .as_str()
+        .unwrap()
+        .split_whitespace()
+        .map(String::from)
+        .collect();
+    page.click("#pv-lines li:nth-child(2) .step[data-index=\"2\"]")
+        .await;
+    page.wait_until("the position after it", async || {
+        page.moves().await == pv[..3]
+    })
+    .await;
+    let game = replay(line[0].as_str().unwrap(), &pv[..3]);
+    page.wait_until("the board", async || {
+        page.js("return document.getElementById('board').dataset.fen;")
+            .await
+            == to_fen(game.position()).as_str()
+    })
+    .await;
+    page.assert_no_errors().await;
+    page.close().await;
+}

@@ -26,6 +26,8 @@ pub enum Purpose {
     Analysis,
     /// A suggestion for the person to move.
     Hint,
+    /// One position of a game review.
+    Review,
 }
 
 /// One search to run.

@@ -26,7 +26,7 @@ impl Session {
             }
             return;
         }
-        if self.analysis.search != 0 && self.analysis.fen == fen {
+        if self.analysis.search != 0 && self.analysis.fen == fen || self.reviewing() {
             return;
         }
         let id = self.new_search_id();

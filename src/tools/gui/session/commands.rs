@@ -3,7 +3,7 @@
 use super::clocks::parse_time_control;
 use super::seats::{Role, setoption};
 use super::{FULL_STRENGTH_MOVETIME_MS, LEVEL_NODES, Mode, Session, finished, read_start};
-use crate::rules::{Color, parse_move};
+use crate::rules::{Color, parse_move, to_fen};
 use crate::tools::gui::driver::{Purpose, Request, Search};
 use serde::Deserialize;
 use std::time::{Duration, Instant};
@@ -103,6 +103,16 @@ pub enum Command {
         /// The move.
         node: usize,
     },
+    /// Play an engine line from the position shown, up to one of its moves
+    /// (free analysis; the moves become a sideline where they differ).
+    Line {
+        /// The position the line starts from, which must be the one shown.
+        fen: String,
+        /// Its moves.
+        moves: Vec<String>,
+    },
+    /// Review the line shown: every position searched, every move marked.
+    Review,
     /// Load a game read from PGN.
     OpenGame {
         /// Index into the games read last.
@@ -305,6 +315,23 @@ impl Session {
                 Ok(())
             }
             Command::SetEngine { role, engine } => self.choose_engine(role, engine),
+            Command::Review => self.start_review(),
+            Command::Line { fen, moves } => {
+                self.only_in_analysis()?;
+                let shown = to_fen(self.record.game_at(self.record.cursor).position());
+                if fen != shown {
+                    return Err("that line is of another position".into());
+                }
+                let mut game = self.record.game_at(self.record.cursor);
+                for mv in &moves {
+                    game.play_text(mv)
+                        .map_err(|e| format!("illegal move {mv} in the line: {e}"))?;
+                }
+                for mv in &moves {
+                    self.play(mv, None, 0)?;
+                }
+                Ok(())
+            }
             Command::Choose { node } => {
                 self.only_in_analysis()?;
                 self.record.choose(node)

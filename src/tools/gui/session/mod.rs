@@ -7,6 +7,7 @@ mod analysis;
 mod clocks;
 mod commands;
 pub mod record;
+mod review;
 mod seats;
 pub mod view;
 
@@ -63,6 +64,7 @@ pub struct Session {
     analysing: bool,
     multipv: usize,
     analysis: Analysis,
+    review: Option<review::Review>,
     library: Vec<ReadGame>,
     notice: Option<String>,
     version: u64,
@@ -121,6 +123,7 @@ impl Session {
             analysing: false,
             multipv: 1,
             analysis: Analysis::default(),
+            review: None,
             library: Vec::new(),
             notice: None,
             version: 0,
@@ -300,6 +303,7 @@ impl Session {
         self.leave_game();
         self.record.start = start;
         self.record.clear();
+        self.review = None;
         self.record.finish = None;
         self.hint = None;
         self.mode = mode;

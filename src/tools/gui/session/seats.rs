@@ -133,6 +133,10 @@ impl Session {
                     }
                     return;
                 }
+                if purpose == Purpose::Review {
+                    self.review_report(id, Some(info));
+                    return;
+                }
                 if purpose == Purpose::Move && info.multipv == 1 && !info.pv.is_empty() {
                     self.move_info = Some((id, info));
                 }
@@ -174,6 +178,7 @@ impl Session {
                 }
             }
             Report::BestMove(_, Purpose::Analysis, _) => {}
+            Report::BestMove(id, Purpose::Review, _) => self.review_report(id, None),
             Report::Overdue(id, Purpose::Move) => {
                 if self.awaited.map(|(awaited, _)| awaited) == Some(id) {
                     let seat = self.seat(role);
@@ -218,6 +223,7 @@ impl Session {
                 }
                 if role == Role::Analyst {
                     self.analysis.search = 0;
+                    self.abandon_review();
                 }
             }
         }

@@ -156,6 +156,7 @@ impl Session {
             "choices": self.choices,
             "library": library,
             "notice": self.notice,
+            "review": self.review_view(),
         });
         if let Value::Object(fields) = session {
             view.extend(fields);

@@ -262,6 +262,15 @@ function renderMoves() {
       small.textContent = m.book ? t("ui.moves.book") : formatScore(m.score) + (m.depth ? "/" + m.depth : "");
       span.appendChild(small);
     }
+    const mark = reviewMarks().get(i + 1);
+    if (mark) {
+      span.classList.add("mark-" + mark.kind);
+      span.dataset.mark = mark.kind;
+      const symbol = document.createElement("span");
+      symbol.className = "symbol";
+      symbol.textContent = MARK_SYMBOLS[mark.kind];
+      span.insertBefore(symbol, span.firstChild.nextSibling);
+    }
     if (m.comment) span.title = m.comment;
     if (!m.main) span.classList.add("side");
     box.appendChild(span);
@@ -292,6 +301,53 @@ function renderMoves() {
     const top = current.offsetTop - box.offsetTop;
     if (top < box.scrollTop) box.scrollTop = top;
     else if (top + current.offsetHeight > box.scrollTop + box.clientHeight) box.scrollTop = top + current.offsetHeight - box.clientHeight;
+  }
+}
+
+const MARK_SYMBOLS = { blunder: "??", mistake: "?", inaccuracy: "?!" };
+
+// The review's marks by ply, when the review is of the line shown.
+function reviewMarks() {
+  const marks = new Map();
+  const review = state.review;
+  if (!review) return marks;
+  for (const mark of review.marks) {
+    const move = state.moves[mark.ply - 1];
+    if (move && move.fen === mark.fen) marks.set(mark.ply, mark);
+  }
+  return marks;
+}
+
+function renderReview() {
+  const review = state.review;
+  const progress = $("review-progress");
+  const list = $("review-list");
+  list.textContent = "";
+  $("review-start").disabled = !!(review && review.running) || !state.moves.length;
+  if (!review) {
+    progress.hidden = true;
+    $("review-status").textContent = "";
+    return;
+  }
+  for (const [fen, score] of review.scores) if (score) analysedScores.set(fen, score);
+  progress.hidden = !review.running;
+  progress.max = review.total;
+  progress.value = review.done;
+  $("review-status").textContent = review.running
+    ? t("ui.review.running", { done: review.done, total: review.total })
+    : t("ui.review.done", { count: review.marks.length, seconds: ((review.ms || 0) / 1000).toFixed(1), nodes: review.nodes });
+  const startBlack = state.start_fen.split(" ")[1] === "b";
+  const firstNumber = parseInt(state.start_fen.split(" ")[2] || "1", 10) || 1;
+  for (const [ply, mark] of reviewMarks()) {
+    const half = ply - 1 + (startBlack ? 1 : 0);
+    const number = firstNumber + Math.floor(half / 2) + (half % 2 ? "..." : ".");
+    const li = document.createElement("li");
+    li.className = mark.kind;
+    li.dataset.ply = String(ply);
+    li.dataset.mark = mark.kind;
+    li.textContent = t("ui.review.entry", { number, mv: state.moves[ply - 1].mv, kind: t("ui.review." + mark.kind), lost: Math.round(mark.lost * 100) });
+    li.addEventListener("click", () => view(ply));
+    list.appendChild(li);
   }
 }
 
@@ -342,6 +398,11 @@ function renderGraph() {
   }
   const title = el("text", { class: "axis title", x: GRAPH.right, y: GRAPH.bottom + 11, "text-anchor": "end" }, graph);
   title.textContent = t("ui.graph.plies");
+  for (const [ply, mark] of reviewMarks()) {
+    let share = 0.5;
+    for (let i = ply; i >= 0; i--) if (scores[i]) { share = scoreShare(scores[i]); break; }
+    el("circle", { class: "mark " + mark.kind, cx: x(ply), cy: y(share), r: 2.6, "data-ply": String(ply) }, graph);
+  }
   const cx = x(state.cursor);
   el("line", { class: "cursor", x1: cx, y1: GRAPH.top, x2: cx, y2: GRAPH.bottom }, graph);
 }
@@ -376,13 +437,29 @@ function renderAnalysis() {
     score.className = "score";
     score.textContent = formatScore(line.score);
     li.appendChild(score);
+    // Every move of the line can be clicked (free analysis) to reach the position after it.
     const pv = document.createElement("span");
     pv.className = "pv";
-    pv.textContent = line.pv.join(" ");
+    line.pv.forEach((mv, k) => {
+      if (k) pv.append(" ");
+      const step = document.createElement("span");
+      step.className = "step";
+      step.dataset.index = String(k);
+      step.textContent = mv;
+      step.addEventListener("mouseenter", () => showPreview(line.pv.slice(0, k + 1)));
+      pv.appendChild(step);
+    });
     li.appendChild(pv);
     li.addEventListener("mouseenter", () => showPreview(line.pv));
     li.addEventListener("mouseleave", () => { preview = null; renderBoard(); });
-    li.addEventListener("click", () => { preview = null; if (state.legal.includes(line.pv[0])) play(line.pv[0]); });
+    // On pointerdown: the lines are redrawn ten times a second while the engine searches.
+    li.addEventListener("pointerdown", (event) => {
+      preview = null;
+      const step = event.target.closest(".step");
+      const upTo = step ? parseInt(step.dataset.index, 10) + 1 : 1;
+      if (state.mode === "analysis") command({ cmd: "line", fen: current.fen, moves: line.pv.slice(0, upTo) });
+      else if (state.legal.includes(line.pv[0])) play(line.pv[0]);
+    });
     lines.appendChild(li);
   });
   $("evalfill").style.height = (scoreShare(best.score) * 100).toFixed(1) + "%";
@@ -580,6 +657,7 @@ function renderEngines() {
 }
 
 function render() {
+  renderReview();
   renderBoard();
   renderClocks();
   renderMoves();
@@ -781,6 +859,7 @@ function wire() {
   $("analyse-toggle").addEventListener("click", () => command({ cmd: "analysis", on: !state.analysing }));
   $("multipv").addEventListener("change", () => command({ cmd: "multipv", lines: parseInt($("multipv").value, 10) }));
   $("free-analysis").addEventListener("click", () => command({ cmd: "analyse" }));
+  $("review-start").addEventListener("click", () => command({ cmd: "review" }));
   $("watch-start").addEventListener("click", () => command({
     cmd: "watch", white: parseInt($("watch-white").value, 10), black: parseInt($("watch-black").value, 10),
     tc: $("watch-tc").value,

@@ -1,0 +1,210 @@
+//! Game review: the analyst searches every position of the line shown, one
+//! after another with a fixed number of nodes, and each move is marked by
+//! the winning chances it lost for the side that played it.
+
+use super::{Role, Session};
+use crate::rules::game::position_result;
+use crate::rules::{Color, GameResult, to_fen};
+use crate::tools::gui::driver::{Info, Purpose, Request, Search};
+use crate::tools::gui::pgn::WhiteScore;
+use serde_json::{Value, json};
+use std::time::{Duration, Instant};
+
+/// Nodes searched for each position of a review.
+pub(super) const REVIEW_NODES: u64 = 20_000;
+
+/// Winning chances lost (0 to 1) from which a move is marked, worst first.
+/// Chances are the logistic of the score, `1 / (1 + e^(-cp/250))`, the
+/// scale of the page's score graph.
+const MARKS: [(f64, &str); 3] = [(0.15, "blunder"), (0.10, "mistake"), (0.05, "inaccuracy")];
+
+/// A review under way or done.
+pub(super) struct Review {
+    /// The search running, 0 when none.
+    search: u64,
+    /// `position ...` lines of every position reviewed, the start first.
+    positions: Vec<String>,
+    fens: Vec<String>,
+    movers: Vec<Color>,
+    /// White's score of each position reviewed so far.
+    scores: Vec<Option<WhiteScore>>,
+    /// The scored main line of the search running.
+    last: Option<Info>,
+    started: Instant,
+    took: Option<Duration>,
+}
+
+/// A side's winning chances for a White score.
+fn chances(score: Option<WhiteScore>, side: Color) -> Option<f64> {
+    let white = match score? {
+        WhiteScore::Mate(m) => {
+            if m > 0 {
+                1.0
+            } else {
+                0.0
+            }
+        }
+        WhiteScore::Cp(cp) => 1.0 / (1.0 + (-f64::from(cp) / 250.0).exp()),
+    };
+    Some(if side == Color::White {
+        white
+    } else {
+        1.0 - white
+    })
+}
+
+impl Session {
+    /// Starts reviewing the line shown (stopping the analysis).
+    pub(super) fn start_review(&mut self) -> Result<(), String> {
+        if self.record.line_len() == 0 {
+            return Err("no move to review".into());
+        }
+        self.analysing = false;
+        if self.analysis.search != 0 {
+            self.stop(Role::Analyst);
+            self.analysis.search = 0;
+        }
+        let mut positions = Vec::new();
+        let mut fens = Vec::new();
+        let mut movers = Vec::new();
+        for plies in 0..=self.record.line_len() {
+            let game = self.record.game_at(plies);
+            positions.push(self.position_line(plies));
+            fens.push(to_fen(game.position()));
+            movers.push(game.position().side_to_move());
+        }
+        self.review = Some(Review {
+            search: 0,
+            positions,
+            fens,
+            movers,
+            scores: Vec::new(),
+            last: None,
+            started: Instant::now(),
+            took: None,
+        });
+        self.review_next();
+        Ok(())
+    }
+
+    /// Scores the finished positions from the board and searches the next
+    /// one, or ends the review.
+    fn review_next(&mut self) {
+        let id = self.new_search_id();
+        let Some(review) = &mut self.review else {
+            return;
+        };
+        while review.scores.len() < review.fens.len() {
+            let index = review.scores.len();
+            let Ok(position) = crate::rules::parse_fen(&review.fens[index]) else {
+                review.scores.push(None);
+                continue;
+            };
+            match position_result(&position) {
+                GameResult::Ongoing => {
+                    review.search = id;
+                    review.last = None;
+                    let search = Search {
+                        id,
+                        purpose: Purpose::Review,
+                        position: review.positions[index].clone(),
+                        go: format!("go nodes {REVIEW_NODES}"),
+                        budget: Some(Duration::from_secs(30)),
+                    };
+                    self.send(Role::Analyst, Request::Search(search));
+                    return;
+                }
+                GameResult::Draw => review.scores.push(Some(WhiteScore::Cp(0))),
+                GameResult::Win { winner, .. } => {
+                    review
+                        .scores
+                        .push(Some(WhiteScore::Mate(if winner == Color::White {
+                            1
+                        } else {
+                            -1
+                        })))
+                }
+            }
+        }
+        review.search = 0;
+        review.took = Some(review.started.elapsed());
+    }
+
+    /// An engine's report on a review search.
+    pub(super) fn review_report(&mut self, id: u64, info: Option<Info>) {
+        let Some(review) = &mut self.review else {
+            return;
+        };
+        if review.search != id || id == 0 {
+            return;
+        }
+        match info {
+            Some(info) => {
+                if info.multipv <= 1 {
+                    review.last = Some(info);
+                }
+            }
+            None => {
+                let index = review.scores.len();
+                let mover = review.movers[index];
+                let score = review
+                    .last
+                    .take()
+                    .and_then(|i| WhiteScore::from_mover(mover, i.cp, i.mate));
+                review.scores.push(score);
+                self.review_next();
+            }
+        }
+    }
+
+    /// Gives up the review under way (its engine failed).
+    pub(super) fn abandon_review(&mut self) {
+        if let Some(review) = &mut self.review {
+            review.search = 0;
+        }
+    }
+
+    /// Whether a review search runs (the analyst is busy with it).
+    pub(super) fn reviewing(&self) -> bool {
+        self.review.as_ref().is_some_and(|r| r.search != 0)
+    }
+
+    /// The review for the page: progress, the scores, and the marked moves.
+    pub(super) fn review_view(&self) -> Value {
+        let Some(review) = &self.review else {
+            return Value::Null;
+        };
+        let mut marks = Vec::new();
+        for ply in 1..review.scores.len() {
+            let mover = review.movers[ply - 1];
+            let (Some(before), Some(after)) = (
+                chances(review.scores[ply - 1], mover),
+                chances(review.scores[ply], mover),
+            ) else {
+                continue;
+            };
+            let lost = before - after;
+            if let Some((_, kind)) = MARKS.iter().find(|(threshold, _)| lost >= *threshold) {
+                marks.push(json!({
+                    "ply": ply, "kind": kind, "lost": (lost * 1000.0).round() / 1000.0,
+                    "fen": review.fens[ply],
+                }));
+            }
+        }
+        let scores: Vec<Value> = review
+            .fens
+            .iter()
+            .zip(&review.scores)
+            .map(|(fen, score)| json!([fen, score]))
+            .collect();
+        json!({
+            "total": review.fens.len(),
+            "done": review.scores.len(),
+            "running": review.search != 0,
+            "ms": review.took.and_then(|t| u64::try_from(t.as_millis()).ok()),
+            "nodes": REVIEW_NODES,
+            "scores": scores,
+            "marks": marks,
+        })
+    }
+}
