@@ -83,7 +83,7 @@ async fn click_move(page: &Browser, mv: &str) {
 }
 
 #[tokio::test]
-#[ignore = "needs Chromium and ChromeDriver (apt-get install chromium chromium-driver)"]
+#[ignore = "needs Chromium and ChromeDriver (Debian: chromium chromium-driver); contrib/test-everything.sh"]
 async fn the_rules_read_in_six_languages_each_rule_with_its_diagram() {
     let _one = BROWSER.lock().await;
     let (_gui, url) = start_gui(&[]);
@@ -138,7 +138,7 @@ async fn the_rules_read_in_six_languages_each_rule_with_its_diagram() {
 }
 
 #[tokio::test]
-#[ignore = "needs Chromium and ChromeDriver (apt-get install chromium chromium-driver)"]
+#[ignore = "needs Chromium and ChromeDriver (Debian: chromium chromium-driver); contrib/test-everything.sh"]
 async fn the_language_switches_on_every_view_and_is_remembered() {
     let _one = BROWSER.lock().await;
     let (_gui, url) = start_gui(&[]);
@@ -210,7 +210,7 @@ async fn the_language_switches_on_every_view_and_is_remembered() {
 }
 
 #[tokio::test]
-#[ignore = "needs Chromium and ChromeDriver (apt-get install chromium chromium-driver)"]
+#[ignore = "needs Chromium and ChromeDriver (Debian: chromium chromium-driver); contrib/test-everything.sh"]
 async fn every_lesson_is_solved_by_clicking_and_remembered() {
     let _one = BROWSER.lock().await;
     let (_gui, url) = start_gui(&[]);
@@ -274,7 +274,7 @@ async fn every_lesson_is_solved_by_clicking_and_remembered() {
 }
 
 #[tokio::test]
-#[ignore = "needs Chromium and ChromeDriver (apt-get install chromium chromium-driver)"]
+#[ignore = "needs Chromium and ChromeDriver (Debian: chromium chromium-driver); contrib/test-everything.sh"]
 async fn a_wrong_move_is_explained_and_can_be_retried() {
     let _one = BROWSER.lock().await;
     let (_gui, url) = start_gui(&[]);
@@ -336,7 +336,7 @@ async fn a_wrong_move_is_explained_and_can_be_retried() {
 }
 
 #[tokio::test]
-#[ignore = "needs Chromium and ChromeDriver (apt-get install chromium chromium-driver)"]
+#[ignore = "needs Chromium and ChromeDriver (Debian: chromium chromium-driver); contrib/test-everything.sh"]
 async fn a_first_visit_is_offered_three_ways_in_without_blocking_the_board() {
     let _one = BROWSER.lock().await;
     let (_gui, url) = start_gui(&[]);

@@ -145,6 +145,7 @@ function renderLessons() {
   view.textContent = "";
   const list = htmlElement("nav", { class: "lesson-list" }, view);
   htmlElement("h2", {}, list, t("learn.title"));
+  htmlElement("p", { class: "intro" }, list, t("learn.intro"));
   htmlElement("p", { id: "learn-progress" }, list, t("learn.progress", { done: done.size, total: learnCatalogue.lessons.length }));
   const items = htmlElement("ol", {}, list);
   for (const entry of learnCatalogue.lessons) {
@@ -166,6 +167,7 @@ function renderLessons() {
   if (lessonState.picked) lessonState.board.mark("picked", [lessonState.picked]);
   const words = lessonState.message.map(([key, params]) => t(key, params)).join(" ");
   htmlElement("p", { id: "lesson-message", class: "message " + lessonState.messageKind }, panel, words);
+  if (lesson.game) htmlElement("p", {}, panel, t("lesson." + lesson.id + ".hint"));
   const row = htmlElement("div", { class: "row" }, panel);
   if (lesson.game) {
     lessonButton(row, "learn.play-game", playFirstGame, "lesson-play");
@@ -185,12 +187,7 @@ function renderLessons() {
 }
 
 async function showLessons(id) {
-  try {
-    await loadCatalogue();
-  } catch (e) {
-    window.agonErrors.push(String(e));
-    return;
-  }
+  if (!(await loadCatalogue())) return;
   if (id && id !== lessonState.id) startLesson(id);
   else renderLessons();
 }

@@ -8,15 +8,20 @@
 let learnCatalogue = null;
 let learnGeometry = null;
 
+// The catalogue, or null (the failure kept in window.agonErrors).
 async function loadCatalogue() {
   if (learnCatalogue) return learnCatalogue;
-  const [catalogue, cells] = await Promise.all(["/api/learn", "/api/geometry"].map(async (path) => {
-    const response = await api(path);
-    if (!response.ok) throw new Error(path + ": " + response.status);
-    return response.json();
-  }));
-  learnGeometry = cells;
-  learnCatalogue = catalogue;
+  try {
+    const [catalogue, cells] = await Promise.all(["/api/learn", "/api/geometry"].map(async (path) => {
+      const response = await api(path);
+      if (!response.ok) throw new Error(path + ": " + response.status);
+      return response.json();
+    }));
+    learnGeometry = cells;
+    learnCatalogue = catalogue;
+  } catch (e) {
+    window.agonErrors.push(String(e));
+  }
   return learnCatalogue;
 }
 
@@ -83,12 +88,7 @@ function renderRules() {
 
 // Shows the rules, scrolled to the rule `id` when given.
 async function showRules(id) {
-  try {
-    await loadCatalogue();
-  } catch (e) {
-    window.agonErrors.push(String(e));
-    return;
-  }
+  if (!(await loadCatalogue())) return;
   renderRules();
   const section = id && document.querySelector(`[data-rule="${CSS.escape(id)}"]`);
   if (section) section.scrollIntoView();
