@@ -196,21 +196,23 @@ impl Pool {
         }
     }
 
-    /// Queues a search, unless `capacity` searches already wait.
-    pub fn submit(&self, job: Job) -> Result<(), QueueFull> {
-        let mut queue = lock(&self.shared.queue);
-        if queue.len >= self.capacity {
+    /// Queues a search, unless `capacity` searches already wait; returns
+    /// how many searches will be taken before it.
+    pub fn submit(&self, job: Job) -> Result<usize, QueueFull> {
+        if lock(&self.shared.queue).len >= self.capacity {
             return Err(QueueFull);
         }
-        queue.push(job, false);
-        self.shared.work.notify_one();
-        Ok(())
+        Ok(self.resume(job))
     }
 
-    /// Queues a search whatever the queue holds (searches resumed at start-up).
-    pub fn resume(&self, job: Job) {
-        lock(&self.shared.queue).push(job, false);
+    /// Queues a search whatever the queue holds (searches resumed at
+    /// start-up); returns how many searches will be taken before it.
+    pub fn resume(&self, job: Job) -> usize {
+        let game = job.game.clone();
+        let mut queue = lock(&self.shared.queue);
+        queue.push(job, false);
         self.shared.work.notify_one();
+        queue.positions().get(&game).copied().unwrap_or(0)
     }
 
     /// Whether a new search would be refused now.

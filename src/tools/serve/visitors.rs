@@ -349,7 +349,7 @@ impl Registry {
             let game = &mut visitor.games[index];
             if game.engine_to_move() && !game.waiting {
                 game.waiting = true;
-                self.pool().resume(game.job());
+                game.queue_position = Some(self.pool().resume(game.job()));
                 resumed += 1;
             }
         }
@@ -554,7 +554,7 @@ impl Registry {
                 .map_err(Refusal::Internal)?;
             game.stored = true;
             game.waiting = true;
-            self.pool().resume(game.job());
+            game.queue_position = Some(self.pool().resume(game.job()));
         }
         // A fresh game nobody has moved in is replaced rather than kept.
         v.games.retain(|g| g.stored);
@@ -595,9 +595,11 @@ impl Registry {
             game.waiting = true;
             // Refused only if the queue filled since the check: the move is stored, so queue anyway.
             let job = game.job();
-            if let Err(super::pool::QueueFull) = self.pool().submit(job.clone()) {
-                self.pool().resume(job);
-            }
+            let position = match self.pool().submit(job.clone()) {
+                Ok(position) => position,
+                Err(super::pool::QueueFull) => self.pool().resume(job),
+            };
+            game.queue_position = Some(position);
         }
         Ok(())
     }
