@@ -7,7 +7,7 @@ use agon::tools::analyze::AnalyzeSettings;
 use agon::tools::perft::{write_divide, write_perft_table};
 use clap::builder::RangedU64ValueParser;
 use clap::{Parser, Subcommand};
-use std::io;
+use std::io::{self, Write};
 use std::process::ExitCode;
 
 /// The most threads or jobs a tool runs (the engine's `Threads` maximum).
@@ -80,7 +80,8 @@ enum Command {
         /// State files, one per shard.
         #[arg(required = true)]
         files: Vec<std::path::PathBuf>,
-        /// Also write every game's record, in game order, to this new file.
+        /// Also write every game's record, in game order, to this new file
+        /// (read from each shard's `-jsonl` records as far as its state counts them).
         #[arg(long)]
         jsonl: Option<std::path::PathBuf>,
     },
@@ -96,21 +97,34 @@ enum Command {
         result_weight: f64,
     },
     /// Self-play training data: games at fixed nodes per move, appended to a
-    /// file of compact records (protocol.md, "Training records").
+    /// file of compact records (protocol.md, "Training records"); or, with
+    /// --stats, the counts of record files.
     Datagen {
-        /// The record file (created, or continued when it exists).
-        #[arg(long)]
-        output: std::path::PathBuf,
+        /// The record file (created, or continued when it exists); a shard
+        /// writes `<stem>.shard-K-of-N.<extension>` beside it.
+        #[arg(long, required_unless_present = "stats")]
+        output: Option<std::path::PathBuf>,
+        /// Count the positions, games and distinct positions of these record
+        /// files instead of generating.
+        #[arg(long, num_args = 1.., conflicts_with = "output")]
+        stats: Vec<std::path::PathBuf>,
+        /// Make part K of N of the job: K/N, auto (a Slurm job array) or
+        /// auto/N (N shards; a Slurm task id 1..N, a Kubernetes Indexed Job
+        /// or AGON_SHARD_INDEX from 0).
+        #[arg(long, value_parser = parse_shard)]
+        shard: Option<agon::tools::shard::Shard>,
         /// Nodes searched per move.
         #[arg(long, default_value_t = 5000)]
         nodes: u64,
         /// Games played at once, one search thread each.
         #[arg(long, default_value_t = 1, value_parser = threads())]
         threads: usize,
-        /// Stop after this many new games.
+        /// Stop when the file holds this many games (across the shards: each
+        /// makes its share).
         #[arg(long)]
         games: Option<u64>,
-        /// Stop after this many new positions.
+        /// Stop when the file holds this many positions (across the shards:
+        /// each makes its share).
         #[arg(long)]
         positions: Option<u64>,
         /// Stop after this many seconds.
@@ -143,9 +157,17 @@ enum Command {
         /// Record files.
         #[arg(required = true)]
         files: Vec<std::path::PathBuf>,
-        /// The network file written (after every epoch).
+        /// The network file written (after every epoch, whole), with its
+        /// checkpoint `<output>.checkpoint` beside it.
         #[arg(long)]
         output: std::path::PathBuf,
+        /// Continue from the checkpoint beside --output (the same records and
+        /// settings; --epochs may be raised).
+        #[arg(long)]
+        resume: bool,
+        /// Allow --output to be the network built into agon (nets/agon.nnue).
+        #[arg(long)]
+        replace_embedded: bool,
         /// Passes over the training positions.
         #[arg(long, default_value_t = 10)]
         epochs: usize,
@@ -308,8 +330,13 @@ fn main() -> ExitCode {
             result_weight,
         }) => agon::tools::tune::run(&files, result_weight, &mut io::stdout().lock())
             .map_err(Into::into),
+        Some(Command::Datagen { output, stats, .. }) if output.is_none() => {
+            run_datagen_stats(&stats)
+        }
         Some(Command::Datagen {
             output,
+            stats: _,
+            shard,
             nodes,
             threads,
             games,
@@ -323,13 +350,14 @@ fn main() -> ExitCode {
             hash,
             eval,
         }) => run_datagen(
-            &output,
+            &output.unwrap_or_default(),
             &agon::tools::datagen::DatagenSettings {
                 nodes,
                 threads,
                 games,
                 positions,
                 time: seconds.map(std::time::Duration::from_secs),
+                shard: shard.unwrap_or_default(),
                 seed,
                 random_plies,
                 near_best_plies,
@@ -343,6 +371,8 @@ fn main() -> ExitCode {
         Some(Command::Train {
             files,
             output,
+            resume,
+            replace_embedded,
             epochs,
             batch,
             lr,
@@ -367,6 +397,8 @@ fn main() -> ExitCode {
                         seed,
                         threads,
                         output,
+                        resume,
+                        replace_embedded,
                     },
                     &mut io::stdout().lock(),
                 )
@@ -487,7 +519,12 @@ impl Evaluation {
     }
 }
 
-/// Runs `agon datagen`; Ctrl-C ends it after the games being played.
+fn parse_shard(text: &str) -> Result<agon::tools::shard::Shard, String> {
+    agon::tools::shard::Shard::parse(text).map_err(|e| e.to_string())
+}
+
+/// Runs `agon datagen`; Ctrl-C or SIGTERM stops it at once, dropping the
+/// games in progress, and it exits with status 1.
 fn run_datagen(
     output: &std::path::Path,
     settings: &agon::tools::datagen::DatagenSettings,
@@ -497,7 +534,7 @@ fn run_datagen(
     if let Err(e) =
         ctrlc::set_handler(move || flag.store(true, std::sync::atomic::Ordering::SeqCst))
     {
-        log::warn!("Ctrl-C will not end datagen cleanly: {e}");
+        log::warn!("Ctrl-C and SIGTERM will not end datagen cleanly: {e}");
     }
     agon::tools::datagen::run(
         output,
@@ -506,6 +543,31 @@ fn run_datagen(
         &mut io::stderr(),
         std::time::Duration::from_secs(10),
     )
+}
+
+/// `agon datagen --stats`: one line per file, then the files together.
+fn run_datagen_stats(files: &[std::path::PathBuf]) -> Result<(), Box<dyn std::error::Error>> {
+    let mut out = io::stdout().lock();
+    let mut failed = None;
+    let total = agon::tools::datagen::record_stats(files, |path, own| {
+        if let Err(e) = writeln!(
+            out,
+            "{}: positions {} games {}",
+            path.display(),
+            own.positions,
+            own.games
+        )
+        .and_then(|()| out.flush())
+        {
+            failed.get_or_insert(e);
+        }
+    })?;
+    if let Some(error) = failed {
+        return Err(error.into());
+    }
+    writeln!(out, "{} files: {total}", files.len())?;
+    out.flush()?;
+    Ok(())
 }
 
 fn run_analyze(

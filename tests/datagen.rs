@@ -1,17 +1,21 @@
 //! End-to-end tests of `agon datagen` and `agon train` through the binary:
-//! records appended across runs, progress on stderr, a network that the
-//! engine loads with `EvalFile`, and training that lowers the validation
-//! loss.
+//! records appended across runs, progress on stderr, runs stopped by
+//! signals and kills and continued with no game lost or doubled, seeds and
+//! shards that share no game, `--stats`, a network that the engine loads
+//! with `EvalFile`, and training that lowers the validation loss.
 
 mod common;
-use common::{Agon, run_agon, scratch_dir};
-use std::time::Duration;
+use common::{AGON, Agon, run_agon, scratch_dir};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 /// Bytes per record (protocol.md, "Training records").
 const RECORD_SIZE: u64 = 26;
 
-fn datagen(path: &str, games: &str, seed: &str) -> String {
-    let run = run_agon(&[
+/// The arguments of a small datagen run.
+fn datagen_args<'a>(path: &'a str, seed: &'a str) -> Vec<&'a str> {
+    vec![
         "datagen",
         "--output",
         path,
@@ -19,14 +23,186 @@ fn datagen(path: &str, games: &str, seed: &str) -> String {
         "300",
         "--threads",
         "2",
-        "--games",
-        games,
         "--seed",
         seed,
-    ]);
+    ]
+}
+
+/// Runs datagen until the file holds `games` games; returns its stderr.
+fn datagen_with(path: &str, games: &str, seed: &str, extra: &[&str]) -> String {
+    let mut args = datagen_args(path, seed);
+    args.extend(["--games", games]);
+    args.extend(extra);
+    let run = run_agon(&args);
     let stderr = String::from_utf8_lossy(&run.stderr).to_string();
     assert!(run.status.success(), "{stderr}");
     stderr
+}
+
+fn datagen(path: &str, games: &str, seed: &str) -> String {
+    datagen_with(path, games, seed, &[])
+}
+
+/// `agon datagen --stats` over `files`: (positions, games, distinct
+/// positions, distinct games) of the files together.
+fn stats(files: &[&str]) -> [u64; 4] {
+    let mut args = vec!["datagen", "--stats"];
+    args.extend(files);
+    let run = run_agon(&args);
+    let stdout = String::from_utf8_lossy(&run.stdout).to_string();
+    assert!(
+        run.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let last = stdout.lines().last().unwrap_or_default().to_string();
+    let number_after = |label: &str| -> u64 {
+        last.split(&format!(" {label} "))
+            .nth(1)
+            .and_then(|rest| rest.split(' ').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no '{label}' in {stdout}"))
+    };
+    [
+        number_after("positions"),
+        number_after("games"),
+        number_after("distinct positions"),
+        number_after("distinct games"),
+    ]
+}
+
+fn size(path: &str) -> u64 {
+    std::fs::metadata(path).map_or(0, |m| m.len())
+}
+
+/// Starts an endless datagen run and waits until it has written a game.
+fn start_until_a_game(path: &str) -> std::process::Child {
+    let before = size(path);
+    let child = Command::new(AGON)
+        .args(datagen_args(path, "4"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while size(path) <= before {
+        assert!(Instant::now() < deadline, "no game written");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    child
+}
+
+#[test]
+fn signals_and_kills_stop_datagen_with_no_torn_record_and_no_game_twice() {
+    let dir = scratch_dir("datagen-signals");
+    let data = dir.join("games.bin");
+    let data = data.to_str().unwrap();
+
+    // SIGTERM: the searches stop at once, the games in progress are dropped,
+    // a last line says so, and the status is 1 as for a match.
+    let child = start_until_a_game(data);
+    let started = Instant::now();
+    let term = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(term.success());
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+    let last = stderr.lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with("error: interrupted after ") && last.contains("in progress dropped"),
+        "{stderr}"
+    );
+    assert!(size(data).is_multiple_of(RECORD_SIZE), "{}", size(data));
+
+    // SIGKILL: whatever it leaves, the next run drops a torn record and
+    // plays new games.
+    let mut child = start_until_a_game(data);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let killed = size(data);
+    let goal = (stats(&[data])[1] + 2).to_string();
+    let mut args = datagen_args(data, "4");
+    args.extend(["--games", &goal]);
+    let run = run_agon(&args);
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let whole = killed / RECORD_SIZE * RECORD_SIZE;
+    assert!(
+        size(data) >= whole && size(data).is_multiple_of(RECORD_SIZE),
+        "{killed} -> {}",
+        size(data)
+    );
+    let [positions, games, _, distinct_games] = stats(&[data]);
+    assert_eq!(positions * RECORD_SIZE, size(data));
+    assert!(games >= 2, "{games} games");
+    assert_eq!(distinct_games, games, "a game was played twice");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn neighbouring_seeds_share_no_game() {
+    let dir = scratch_dir("datagen-seeds");
+    let eleven = dir.join("eleven.bin");
+    let twelve = dir.join("twelve.bin");
+    let (eleven, twelve) = (eleven.to_str().unwrap(), twelve.to_str().unwrap());
+    datagen(eleven, "8", "11");
+    datagen(twelve, "8", "12");
+    let [positions, games, distinct_positions, distinct_games] = stats(&[eleven, twelve]);
+    assert_eq!(games, 16);
+    assert_eq!(distinct_games, 16, "seeds 11 and 12 played the same games");
+    // Different games may meet a position now and then, not wholesale.
+    assert!(
+        distinct_positions * 10 > positions * 9,
+        "{distinct_positions} distinct of {positions}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn shards_of_one_command_write_their_own_files_and_share_no_game() {
+    let dir = scratch_dir("datagen-shards");
+    let data = dir.join("data.bin");
+    let data = data.to_str().unwrap();
+    datagen_with(data, "9", "5", &["--shard", "1/2"]);
+    let second = dir.join("data.shard-2-of-2.bin");
+    let run = Command::new(AGON)
+        .args(datagen_args(data, "5"))
+        .args(["--games", "9", "--shard", "auto/2"])
+        .env("AGON_SHARD_INDEX", "1")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(
+        run.status.success() && stderr.contains("shard 2/2"),
+        "{stderr}"
+    );
+    let first = dir.join("data.shard-1-of-2.bin");
+    assert!(!Path::new(data).exists());
+    let (first, second) = (first.to_str().unwrap(), second.to_str().unwrap());
+    let [_, games, _, distinct_games] = stats(&[first, second]);
+    assert_eq!((games, distinct_games), (9, 9));
+    assert_eq!(stats(&[first])[1], 4, "shard 1 makes its share, 4 of 9");
+
+    // The same command again (a requeued task) finds its share made.
+    let again = datagen_with(data, "9", "5", &["--shard", "1/2"]);
+    assert!(
+        again.lines().last().unwrap().starts_with("games 0 "),
+        "{again}"
+    );
+    assert_eq!(stats(&[first, second])[1], 9);
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// The validation losses `agon train` printed, epoch 0 (untrained) first.
@@ -57,13 +233,13 @@ fn datagen_appends_records_and_train_makes_a_network_that_learns() {
     assert_eq!(positions * RECORD_SIZE, size, "{last}");
 
     // A torn record (a run killed mid-write) is dropped, and a second run
-    // appends its own games.
+    // appends its own games up to the new goal.
     std::fs::OpenOptions::new()
         .append(true)
         .open(data)
         .and_then(|mut file| std::io::Write::write_all(&mut file, &[1, 2, 3]))
         .unwrap();
-    let second = datagen(data, "12", "1");
+    let second = datagen(data, "24", "1");
     assert!(
         second.contains(&format!("({positions} records already)")),
         "{second}"
@@ -72,6 +248,15 @@ fn datagen_appends_records_and_train_makes_a_network_that_learns() {
     assert!(
         grown > size && grown.is_multiple_of(RECORD_SIZE),
         "{size} -> {grown}"
+    );
+    assert!(
+        second.lines().last().unwrap().starts_with("games 12 "),
+        "{second}"
+    );
+    let [positions, games, _, distinct_games] = stats(&[data]);
+    assert_eq!(
+        (positions * RECORD_SIZE, games, distinct_games),
+        (grown, 24, 24)
     );
 
     let network = dir.join("test.nnue");
@@ -170,6 +355,8 @@ fn datagen_refuses_bad_arguments() {
             "1",
         ],
         vec!["train", "/nonexistent.bin", "--output", data],
+        vec!["datagen", "--stats", "/nonexistent.bin"],
+        vec!["datagen", "--output", data, "--shard", "3/2"],
     ] {
         let run = run_agon(&args);
         assert!(!run.status.success(), "{args:?}");

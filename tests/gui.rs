@@ -7,10 +7,8 @@
 mod browser;
 
 use agon::rules::{Game, GameResult, parse_fen, to_fen};
-use browser::{BROWSER, Browser, PATIENCE, browser, start_gui};
+use browser::{BROWSER, Browser, PATIENCE, browser, gui_page, http_status, start_gui};
 use fantoccini::Locator;
-use std::io::{Read, Write};
-use std::net::TcpStream;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -169,10 +167,7 @@ async fn a_person_plays_by_clicking_through_a_relocation_and_a_capture() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs Chromium and ChromeDriver (Debian: chromium chromium-driver); contrib/test-everything.sh"]
 async fn analysis_follows_the_position_shown() {
-    let _one = BROWSER.lock().await;
-    let (_gui, url) = start_gui(&[]);
-    let page = browser().await;
-    page.open(&url).await;
+    let (_one, _gui, page) = gui_page(&[]).await;
     page.click("#free-analysis").await;
     page.wait_until("analysis mode", async || {
         page.text("#mode-label").await == "analysis"
@@ -404,10 +399,7 @@ async fn match_records_open_step_to_the_end_and_round_trip() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs Chromium and ChromeDriver (Debian: chromium chromium-driver); contrib/test-everything.sh"]
 async fn an_engine_game_ends_as_the_rules_say() {
-    let _one = BROWSER.lock().await;
-    let (_gui, url) = start_gui(&[]);
-    let page = browser().await;
-    page.open(&url).await;
+    let (_one, _gui, page) = gui_page(&[]).await;
     page.click("#panel-watch summary").await;
     page.select("#watch-white", "0").await;
     page.select("#watch-black", "1").await;
@@ -465,10 +457,8 @@ async fn an_engine_game_ends_as_the_rules_say() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs Chromium and ChromeDriver (Debian: chromium chromium-driver); contrib/test-everything.sh"]
 async fn a_crashing_engine_is_reported_and_the_page_keeps_working() {
-    let _one = BROWSER.lock().await;
-    let (_gui, url) = start_gui(&["--engine", "python3 tests/engines/scripted.py crash"]);
-    let page = browser().await;
-    page.open(&url).await;
+    let (_one, _gui, page) =
+        gui_page(&["--engine", "python3 tests/engines/scripted.py crash"]).await;
     // The scripted engine shuffles once, then exits instead of answering.
     page.click_cell("f1").await;
     page.click_cell("e1").await;
@@ -498,24 +488,6 @@ async fn a_crashing_engine_is_reported_and_the_page_keeps_working() {
     replay(agon::rules::START_FEN, &page.moves().await);
     page.assert_no_errors().await;
     page.close().await;
-}
-
-/// A raw HTTP request; returns the status code.
-fn http_status(port: u16, path: &str, host: &str, token: Option<&str>) -> u16 {
-    let mut stream = TcpStream::connect(("127.0.0.1", port)).expect("the server listens");
-    let token_header = token.map_or(String::new(), |t| format!("x-agon-token: {t}\r\n"));
-    write!(
-        stream,
-        "GET {path} HTTP/1.1\r\nHost: {host}\r\n{token_header}Connection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut reply = String::new();
-    let _ = stream.read_to_string(&mut reply);
-    reply
-        .split_whitespace()
-        .nth(1)
-        .and_then(|code| code.parse().ok())
-        .unwrap_or(0)
 }
 
 #[test]
@@ -624,10 +596,7 @@ async fn exported_pgn(page: &Browser) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs Chromium and ChromeDriver (Debian: chromium chromium-driver); contrib/test-everything.sh"]
 async fn a_sideline_is_created_promoted_deleted_and_kept_by_pgn() {
-    let _one = BROWSER.lock().await;
-    let (_gui, url) = start_gui(&[]);
-    let page = browser().await;
-    page.open(&url).await;
+    let (_one, _gui, page) = gui_page(&[]).await;
     page.play_free_moves(4).await;
     let main = page.moves().await;
     assert_eq!(main.len(), 4);
@@ -746,10 +715,7 @@ async fn review(page: &Browser) -> f64 {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs Chromium and ChromeDriver (Debian: chromium chromium-driver); contrib/test-everything.sh"]
 async fn a_game_review_finds_the_planted_blunder() {
-    let _one = BROWSER.lock().await;
-    let (_gui, url) = start_gui(&[]);
-    let page = browser().await;
-    page.open(&url).await;
+    let (_one, _gui, page) = gui_page(&[]).await;
     open_pgn(&page, "tests/data/gui-planted-blunder.pgn").await;
     assert!(page.text("#graph .empty").await.contains("no scores"));
     review(&page).await;
@@ -801,10 +767,7 @@ async fn a_game_review_finds_the_planted_blunder() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs Chromium and ChromeDriver (Debian: chromium chromium-driver); contrib/test-everything.sh"]
 async fn a_click_on_an_engine_line_move_reaches_its_position_and_arrows_follow_the_lines() {
-    let _one = BROWSER.lock().await;
-    let (_gui, url) = start_gui(&[]);
-    let page = browser().await;
-    page.open(&url).await;
+    let (_one, _gui, page) = gui_page(&[]).await;
     page.click("#free-analysis").await;
     page.select("#multipv", "3").await;
     page.click("#analyse-toggle").await;

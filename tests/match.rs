@@ -28,6 +28,14 @@ fn stdout(output: &Output) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
+/// The game numbers of a JSON-lines file's records, in file order.
+fn game_numbers(path: &Path) -> Vec<u64> {
+    json_records(path)
+        .iter()
+        .map(|r| r["game"].as_u64().unwrap())
+        .collect()
+}
+
 fn json_records(path: &Path) -> Vec<serde_json::Value> {
     std::fs::read_to_string(path)
         .unwrap()
@@ -277,11 +285,7 @@ fn a_run_stopped_after_some_games_resumes_to_the_same_totals() {
     );
     assert!(!resumed_text.contains("Finished game 3 "), "{resumed_text}");
     assert_eq!(last_summary(&resumed_text), expected);
-    let numbers: Vec<u64> = json_records(&dir.join("games.jsonl"))
-        .iter()
-        .map(|r| r["game"].as_u64().unwrap())
-        .collect();
-    assert_eq!(numbers, [1, 2, 3, 4, 5, 6]);
+    assert_eq!(game_numbers(&dir.join("games.jsonl")), [1, 2, 3, 4, 5, 6]);
     let pgn = std::fs::read_to_string(dir.join("games.pgn")).unwrap();
     assert_eq!(pgn.matches("[Event ").count(), 6);
 }
@@ -509,4 +513,101 @@ fn usage_and_bad_options() {
     assert!(!bad.status.success());
     let message = String::from_utf8_lossy(&bad.stderr);
     assert!(message.contains("-games must be at least 1"), "{message}");
+}
+
+#[test]
+fn a_rerun_over_an_existing_state_is_refused_and_touches_nothing() {
+    let dir = scratch_dir("rerun");
+    let state = dir.join("state.json");
+    let state_arg = state.to_str().unwrap();
+    let first = white_only_match(&dir, &["-state", state_arg, "-maxgames", "4"]);
+    assert!(first.status.success(), "{}", stdout(&first));
+    let files = ["state.json", "games.jsonl", "games.pgn"];
+    let before: Vec<Vec<u8>> = files
+        .iter()
+        .map(|f| std::fs::read(dir.join(f)).unwrap())
+        .collect();
+
+    let rerun = white_only_match(&dir, &["-state", state_arg]);
+    assert!(!rerun.status.success(), "{}", stdout(&rerun));
+    let message = String::from_utf8_lossy(&rerun.stderr);
+    assert!(
+        message.contains("-resume auto") && message.contains("remove it"),
+        "{message}"
+    );
+    let after: Vec<Vec<u8>> = files
+        .iter()
+        .map(|f| std::fs::read(dir.join(f)).unwrap())
+        .collect();
+    assert!(before == after, "a refused rerun changed the files");
+
+    // The same command with -resume auto continues where the run stopped.
+    let resumed = white_only_match(&dir, &["-state", state_arg, "-resume", "auto"]);
+    let resumed_text = stdout(&resumed);
+    assert!(resumed.status.success(), "{resumed_text}");
+    assert!(
+        resumed_text.contains("Resuming: 4 of 6 games"),
+        "{resumed_text}"
+    );
+    assert_eq!(game_numbers(&dir.join("games.jsonl")), [1, 2, 3, 4, 5, 6]);
+
+    // A state of another command line is not continued by -resume auto.
+    let other = white_only_match(&dir, &["-state", state_arg, "-resume", "auto", "-recover"]);
+    assert!(!other.status.success());
+    assert!(String::from_utf8_lossy(&other.stderr).contains("the state of another run"));
+    let without_state = white_only_match(&scratch_dir("auto-alone"), &["-resume", "auto"]);
+    assert!(!without_state.status.success());
+    assert!(String::from_utf8_lossy(&without_state.stderr).contains("-resume auto needs -state"));
+}
+
+#[test]
+fn records_written_after_the_last_state_are_cut_when_the_run_resumes() {
+    let dir = scratch_dir("uncommitted");
+    let state = dir.join("state.json");
+    let state_arg = state.to_str().unwrap();
+    let first = white_only_match(&dir, &["-state", state_arg, "-maxgames", "3"]);
+    assert!(first.status.success(), "{}", stdout(&first));
+    // As if the run was killed after writing game 4's records but before
+    // its state counted them: the records hold a game the state does not.
+    let jsonl = dir.join("games.jsonl");
+    let mut lines = std::fs::read_to_string(&jsonl).unwrap();
+    let third = lines
+        .lines()
+        .nth(2)
+        .unwrap()
+        .replace("\"game\":3", "\"game\":4");
+    lines.push_str(&third);
+    lines.push_str("\n{\"game\":5,\"rou");
+    std::fs::write(&jsonl, lines).unwrap();
+    let pgn = dir.join("games.pgn");
+    let mut pgn_text = std::fs::read_to_string(&pgn).unwrap();
+    pgn_text.push_str("[Event \"agon match\"]\n");
+    std::fs::write(&pgn, pgn_text).unwrap();
+
+    let resumed = white_only_match(&dir, &["-state", state_arg, "-resume", "auto"]);
+    let resumed_text = stdout(&resumed);
+    assert!(resumed.status.success(), "{resumed_text}");
+    assert!(resumed_text.contains("Finished game 4 "), "{resumed_text}");
+    assert_eq!(game_numbers(&jsonl), [1, 2, 3, 4, 5, 6]);
+    let pgn_text = std::fs::read_to_string(&pgn).unwrap();
+    assert_eq!(pgn_text.matches("[Event ").count(), 6);
+}
+
+#[test]
+fn resuming_a_complete_run_prints_its_statistics() {
+    let dir = scratch_dir("complete");
+    let state = dir.join("state.json");
+    let state_arg = state.to_str().unwrap();
+    let first = white_only_match(&dir, &["-state", state_arg]);
+    let first_text = stdout(&first);
+    assert!(first.status.success(), "{first_text}");
+    let again = agon_match(&["-resume", state_arg]);
+    let again_text = stdout(&again);
+    assert!(again.status.success(), "{again_text}");
+    assert!(!again_text.contains("Finished game"), "{again_text}");
+    assert!(
+        again_text.ends_with("Finished match: 6 games\n"),
+        "{again_text}"
+    );
+    assert_eq!(last_summary(&again_text), last_summary(&first_text));
 }

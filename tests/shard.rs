@@ -204,3 +204,37 @@ fn an_sprt_split_over_shards_stops_on_the_merged_result() {
     let alone_games = alone_text.matches("Finished game").count();
     assert!(played < alone_games, "{played} {alone_games}: {decided}");
 }
+
+#[test]
+fn a_rerun_task_of_a_slurm_array_plays_its_own_shard() {
+    let dir = scratch_dir("rerun-task");
+    // sbatch --array=3: Slurm says the array has one task, task 3.
+    let rerun = [
+        ("SLURM_ARRAY_TASK_ID", "3"),
+        ("SLURM_ARRAY_TASK_MIN", "3"),
+        ("SLURM_ARRAY_TASK_MAX", "3"),
+        ("SLURM_ARRAY_TASK_COUNT", "1"),
+    ];
+    let refused = fixed_node_match(&dir, &["-shard", "auto"])
+        .envs(rerun)
+        .output()
+        .unwrap();
+    assert!(!refused.status.success(), "{}", text(&refused));
+    let message = String::from_utf8_lossy(&refused.stderr);
+    assert!(message.contains("auto/N"), "{message}");
+    assert!(
+        std::fs::read_dir(&dir).unwrap().next().is_none(),
+        "files were written"
+    );
+    let played = fixed_node_match(&dir, &["-shard", "auto/4", "-maxgames", "1"])
+        .envs(rerun)
+        .output()
+        .unwrap();
+    let played_text = text(&played);
+    assert!(played.status.success(), "{played_text}");
+    assert!(
+        played_text.starts_with("Shard 3/4: 2 of the 12 games"),
+        "{played_text}"
+    );
+    assert!(dir.join("state.shard-3-of-4.json").exists());
+}

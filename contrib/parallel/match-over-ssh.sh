@@ -15,12 +15,17 @@
 # the same way:
 #
 #   agon stats state.shard-*-of-8.json
+#
+# A shard that fails is retried (--retries), and running the script again
+# with the same arguments continues every shard where it stopped
+# (-resume auto).
 set -euo pipefail
 hosts=$1
 shards=$2
 shift 2
 # {} is the 1-based shard number; --workdir . runs it in this directory on every host.
 parallel --quote --sshloginfile "$hosts" --workdir . --line-buffer --tagstring 'shard {}' \
-    agon match "$@" -jsonl games.jsonl -state state.json -shard "{}/$shards" \
+    --retries 3 \
+    agon match "$@" -jsonl games.jsonl -state state.json -shard "{}/$shards" -resume auto \
     ::: $(seq 1 "$shards")
 agon stats $(for k in $(seq 1 "$shards"); do echo "state.shard-$k-of-$shards.json"; done)

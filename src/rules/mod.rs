@@ -1,6 +1,7 @@
 //! The rules of Agon: board geometry, positions, legal moves, notation, game
 //! verdicts and perft. Nothing here knows that a search exists.
 
+pub mod dense;
 pub(crate) mod game;
 pub mod geometry;
 pub(crate) mod movegen;

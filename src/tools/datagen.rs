@@ -1,19 +1,25 @@
 //! `agon datagen`: self-play games at a fixed node count per move, on
 //! several threads, from diverse openings, written as compact training
 //! records (the format is in protocol.md, "Training records") appended to a
-//! file, so that a stopped run can be continued.
+//! file a whole game at a time, so that a run stopped at any moment (a
+//! signal, a kill, a requeued job) is continued by the same command, and
+//! spread over the shards of a job array; and the counts of record files.
 
+use super::seeds::part_seed;
+use super::shard::Shard;
+use crate::rules::dense::{dense, from_dense};
 use crate::rules::{Color, Game, GameResult, Kind, Piece, Position, start_position};
 use crate::search::eval::{capture_cells, has_win_threat};
-use crate::search::nnue::cells::{dense, from_dense};
 use crate::search::{Engine, EngineOptions, Score, SearchControl, SearchLimits, SearchReport};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
+use std::collections::HashSet;
 use std::fs::{File, OpenOptions};
-use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
+use std::hash::{DefaultHasher, Hasher};
+use std::io::{BufReader, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// Bytes per record.
@@ -85,6 +91,13 @@ pub enum DatagenError {
     Encode(RecordError),
     /// The progress lines could not be written.
     Progress(std::io::Error),
+    /// A signal (Ctrl-C, SIGTERM) stopped the run.
+    Interrupted {
+        /// Games written by this run.
+        games: u64,
+        /// Games in progress when the signal came, dropped unwritten.
+        dropped: u64,
+    },
 }
 
 impl std::fmt::Display for DatagenError {
@@ -103,6 +116,11 @@ impl std::fmt::Display for DatagenError {
             } => write!(f, "{}: record {number}: {error}", path.display()),
             DatagenError::Encode(error) => write!(f, "cannot encode a record: {error}"),
             DatagenError::Progress(error) => write!(f, "cannot write progress: {error}"),
+            DatagenError::Interrupted { games, dropped } => write!(
+                f,
+                "interrupted after {games} games ({dropped} in progress dropped); the same \
+                 command continues the file"
+            ),
         }
     }
 }
@@ -224,30 +242,123 @@ impl Record {
     }
 }
 
-/// Reads every whole record of `path` (a torn last record, left by a run
-/// stopped mid-write, is ignored).
+/// Calls `visit` with every whole record of `path`, its bytes and its
+/// decoding, in file order (a torn last record, left by a run killed
+/// mid-write, is ignored).
+///
+/// # Errors
+///
+/// The file and the reason when it cannot be read or holds a bad record.
+pub fn for_each_record(
+    path: &Path,
+    mut visit: impl FnMut(&[u8; RECORD_SIZE], Record),
+) -> Result<(), DatagenError> {
+    let mut input = BufReader::new(File::open(path).map_err(DatagenError::file("read", path))?);
+    let mut bytes = [0u8; RECORD_SIZE];
+    for number in 1.. {
+        let mut filled = 0;
+        while filled < RECORD_SIZE {
+            match input.read(&mut bytes[filled..]) {
+                Ok(0) => return Ok(()),
+                Ok(count) => filled += count,
+                Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(error) => return Err(DatagenError::file("read", path)(error)),
+            }
+        }
+        let record = Record::decode(&bytes).map_err(|error| DatagenError::BadRecord {
+            path: path.to_path_buf(),
+            number,
+            error,
+        })?;
+        visit(&bytes, record);
+    }
+    Ok(())
+}
+
+/// Reads every whole record of `path` (see [`for_each_record`]).
 ///
 /// # Errors
 ///
 /// The file and the reason when it cannot be read or holds a bad record.
 pub fn read_records(path: &Path) -> Result<Vec<Record>, DatagenError> {
-    let mut bytes = Vec::new();
-    File::open(path)
-        .and_then(|mut file| file.read_to_end(&mut bytes))
-        .map_err(DatagenError::file("read", path))?;
-    bytes
-        .chunks_exact(RECORD_SIZE)
-        .enumerate()
-        .map(|(index, chunk)| {
-            let mut record = [0u8; RECORD_SIZE];
-            record.copy_from_slice(chunk);
-            Record::decode(&record).map_err(|error| DatagenError::BadRecord {
-                path: path.to_path_buf(),
-                number: index + 1,
-                error,
-            })
-        })
-        .collect()
+    let mut records = Vec::new();
+    for_each_record(path, |_, record| records.push(record))?;
+    Ok(records)
+}
+
+/// Positions, games and distinct positions and games of record files.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RecordStats {
+    /// Records.
+    pub positions: u64,
+    /// Games: the records carry no game number, so a game is a run of
+    /// records of rising ply (a game's kept positions, in order); the next
+    /// game starts at a ply no higher than the last.
+    pub games: u64,
+    /// Positions with distinct keys (pieces, captured pieces, side to move).
+    pub distinct_positions: u64,
+    /// Games whose records differ from every other game's.
+    pub distinct_games: u64,
+}
+
+/// Counts `files` together, and calls `per_file` with each file's own
+/// counts.
+///
+/// # Errors
+///
+/// The file and the reason when one cannot be read or holds a bad record.
+pub fn record_stats(
+    files: &[PathBuf],
+    mut per_file: impl FnMut(&Path, &RecordStats),
+) -> Result<RecordStats, DatagenError> {
+    let mut positions = HashSet::new();
+    let mut games = HashSet::new();
+    let mut total = RecordStats::default();
+    for path in files {
+        let mut own = RecordStats::default();
+        let mut game = DefaultHasher::new();
+        let mut last_ply = None;
+        let mut finish = |game: &DefaultHasher, own: &mut RecordStats| {
+            own.games += 1;
+            games.insert(game.finish());
+        };
+        for_each_record(path, |bytes, record| {
+            if last_ply.is_some_and(|ply| record.ply <= ply) {
+                finish(&game, &mut own);
+                game = DefaultHasher::new();
+            }
+            last_ply = Some(record.ply);
+            game.write(bytes);
+            own.positions += 1;
+            positions.insert(record.position.key());
+        })?;
+        if last_ply.is_some() {
+            finish(&game, &mut own);
+        }
+        per_file(path, &own);
+        total.positions += own.positions;
+        total.games += own.games;
+    }
+    total.distinct_positions = positions.len() as u64;
+    total.distinct_games = games.len() as u64;
+    Ok(total)
+}
+
+impl std::fmt::Display for RecordStats {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let share = |part: u64, whole: u64| 100.0 * part as f64 / whole.max(1) as f64;
+        write!(
+            f,
+            "positions {} games {} distinct positions {} ({:.2}% repeated) distinct games {} \
+             ({:.2}% repeated)",
+            self.positions,
+            self.games,
+            self.distinct_positions,
+            share(self.positions - self.distinct_positions, self.positions),
+            self.distinct_games,
+            share(self.games - self.distinct_games, self.games),
+        )
+    }
 }
 
 /// How to generate.
@@ -257,12 +368,16 @@ pub struct DatagenSettings {
     pub nodes: u64,
     /// Games played at once (one search thread each).
     pub threads: usize,
-    /// Stop after this many new games.
+    /// Stop when the job's files hold this many games (each shard makes
+    /// its share; the games already in its file count).
     pub games: Option<u64>,
-    /// Stop after this many new positions.
+    /// Stop when the job's files hold this many positions (each shard
+    /// makes its share; the records already in its file count).
     pub positions: Option<u64>,
     /// Stop after this long.
     pub time: Option<Duration>,
+    /// The part of the job this process makes, in its own file.
+    pub shard: Shard,
     /// Seed of the openings and the choices among near-best moves.
     pub seed: u64,
     /// Uniformly random plies from the start, at least.
@@ -317,15 +432,20 @@ fn random_opening(settings: &DatagenSettings, rng: &mut StdRng) -> Game {
     }
 }
 
-/// Plays one game from a random opening.
-fn play_game(engine: &mut Engine, settings: &DatagenSettings, rng: &mut StdRng) -> Played {
+/// Plays one game from a random opening; `None` when `control` is stopped
+/// (a signal) before it ends.
+fn play_game(
+    engine: &mut Engine,
+    settings: &DatagenSettings,
+    rng: &mut StdRng,
+    control: &SearchControl,
+) -> Option<Played> {
     let mut game = random_opening(settings, rng);
     engine.clear();
     let limits = SearchLimits {
         nodes: Some(settings.nodes),
         ..SearchLimits::default()
     };
-    let control = SearchControl::default();
     // (position, score, ply) before the result is known.
     let mut kept: Vec<(Position, i32, u32)> = Vec::new();
     let mut searched_plies = 0;
@@ -343,12 +463,15 @@ fn play_game(engine: &mut Engine, settings: &DatagenSettings, rng: &mut StdRng) 
         options.multipv = if varied { 4 } else { 1 };
         engine.set_options(options);
         let mut lines: Vec<SearchReport> = Vec::new();
-        let outcome = engine.search(&game, &limits, &control, |report| {
+        let outcome = engine.search(&game, &limits, control, |report| {
             if report.multipv == 1 {
                 lines.clear();
             }
             lines.push(report.clone());
         });
+        if control.stop.load(Ordering::SeqCst) {
+            return None;
+        }
         let Some(best) = outcome.best else {
             break game.result();
         };
@@ -388,7 +511,7 @@ fn play_game(engine: &mut Engine, settings: &DatagenSettings, rng: &mut StdRng) 
             result: result_for(result, position.side_to_move()),
         })
         .collect();
-    Played { records, result }
+    Some(Played { records, result })
 }
 
 /// Whether a static evaluation should learn `position`'s score: the game
@@ -446,47 +569,82 @@ fn open_output(path: &Path) -> Result<(File, u64), DatagenError> {
     Ok((file, whole))
 }
 
-/// Plays games until a limit is reached (or Ctrl-C when none is given),
-/// appending their records to `path` a whole game at a time and writing a
+/// Shard `shard`'s part of a job total `total`: the totals of the parts
+/// add up to it.
+fn share(total: u64, shard: Shard) -> u64 {
+    let upto =
+        |parts: u64| (u128::from(total) * u128::from(parts) / u128::from(shard.count())) as u64;
+    upto(shard.number()) - upto(shard.number() - 1)
+}
+
+/// Plays games until a limit is reached (or a signal, setting `interrupt`,
+/// when none is given), appending their records to the shard's file of
+/// `path` (see [`Shard::file_name`]) a whole game at a time and writing a
 /// progress line to `progress` every `interval`.
+///
+/// Each game's seed mixes the run's seed, the shard, the records already in
+/// the file and the game's number, so that no two seeds, shards or
+/// continued runs play the same game. A signal stops the searches at once
+/// and drops the games in progress.
 ///
 /// # Errors
 ///
-/// Why, when the settings are unusable or the file cannot be written.
+/// Why, when the settings are unusable, the file cannot be written or a
+/// signal stopped the run ([`DatagenError::Interrupted`]).
 pub fn run(
     path: &Path,
     settings: &DatagenSettings,
-    stop: &AtomicBool,
+    interrupt: &Arc<AtomicBool>,
     progress: &mut dyn Write,
     interval: Duration,
 ) -> Result<(), DatagenError> {
     if settings.threads == 0 || settings.nodes == 0 {
         return Err(DatagenError::NothingToRun);
     }
+    let path = settings.shard.file_name(path);
+    let path = path.as_path();
     let (file, existing) = open_output(path)?;
+    let existing_games = match settings.games {
+        Some(_) => record_stats(&[path.to_path_buf()], |_, _| {})?.games,
+        None => 0,
+    };
+    let left = |target: Option<u64>, made: u64| {
+        target.map(|total| share(total, settings.shard).saturating_sub(made))
+    };
+    let goals = Goals {
+        games: left(settings.games, existing_games),
+        positions: left(settings.positions, existing),
+        time: settings.time,
+    };
+    let shard = if settings.shard.is_whole() {
+        String::new()
+    } else {
+        format!(", shard {}", settings.shard)
+    };
     writeln!(
         progress,
-        "datagen: {} ({existing} records already), {} nodes/move, {} threads",
+        "datagen: {} ({existing} records already){shard}, {} nodes/move, {} threads",
         path.display(),
         settings.nodes,
         settings.threads
     )
     .map_err(DatagenError::Progress)?;
-    let output = Mutex::new(BufWriter::new(file));
+    let output = Mutex::new(file);
     let tally = Tally::default();
     let next_game = AtomicU64::new(0);
+    let dropped = AtomicU64::new(0);
+    let failed = AtomicBool::new(false);
     let started = Instant::now();
     let done = |tally: &Tally| {
-        stop.load(Ordering::Relaxed)
-            || settings
+        interrupt.load(Ordering::SeqCst)
+            || failed.load(Ordering::SeqCst)
+            || goals
                 .games
-                .is_some_and(|limit| tally.games.load(Ordering::Relaxed) >= limit)
-            || settings
+                .is_some_and(|goal| tally.games.load(Ordering::Relaxed) >= goal)
+            || goals
                 .positions
-                .is_some_and(|limit| tally.positions.load(Ordering::Relaxed) >= limit)
-            || settings
-                .time
-                .is_some_and(|limit| started.elapsed() >= limit)
+                .is_some_and(|goal| tally.positions.load(Ordering::Relaxed) >= goal)
+            || goals.time.is_some_and(|limit| started.elapsed() >= limit)
     };
     let failure: Mutex<Option<DatagenError>> = Mutex::new(None);
     std::thread::scope(|scope| {
@@ -498,20 +656,31 @@ pub fn run(
                 };
                 options.tuning.use_network = settings.use_network;
                 let mut engine = Engine::new(options);
+                let control = SearchControl {
+                    stop: Arc::clone(interrupt),
+                    ..SearchControl::default()
+                };
                 while !done(&tally) {
-                    // A continued run numbers its games after the records
-                    // already there, so it does not replay earlier games.
                     let number = next_game.fetch_add(1, Ordering::Relaxed);
-                    if settings.games.is_some_and(|limit| number >= limit) {
+                    if goals.games.is_some_and(|goal| number >= goal) {
                         break;
                     }
-                    let mut rng = StdRng::seed_from_u64(
-                        settings.seed ^ existing.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ number,
-                    );
-                    let played = play_game(&mut engine, settings, &mut rng);
+                    let mut rng = StdRng::seed_from_u64(part_seed(
+                        settings.seed,
+                        &[
+                            settings.shard.count(),
+                            settings.shard.number(),
+                            existing,
+                            number,
+                        ],
+                    ));
+                    let Some(played) = play_game(&mut engine, settings, &mut rng, &control) else {
+                        dropped.fetch_add(1, Ordering::Relaxed);
+                        break;
+                    };
                     if let Err(error) = write_game(&output, path, &played.records) {
                         *failure.lock().unwrap_or_else(|e| e.into_inner()) = Some(error);
-                        stop.store(true, Ordering::Relaxed);
+                        failed.store(true, Ordering::SeqCst);
                         break;
                     }
                     tally.games.fetch_add(1, Ordering::Relaxed);
@@ -535,47 +704,63 @@ pub fn run(
             std::thread::sleep(Duration::from_millis(50));
             if last.elapsed() >= interval {
                 last = Instant::now();
-                let _ = writeln!(progress, "{}", progress_line(&tally, settings, started));
+                let _ = writeln!(progress, "{}", progress_line(&tally, &goals, started));
             }
         }
     });
     if let Some(error) = failure.into_inner().unwrap_or_else(|e| e.into_inner()) {
         return Err(error);
     }
-    writeln!(progress, "{}", progress_line(&tally, settings, started))
-        .map_err(DatagenError::Progress)
-}
-
-/// Appends one game's records and flushes, so that the file only ever
-/// holds whole games.
-fn write_game(
-    output: &Mutex<BufWriter<File>>,
-    path: &Path,
-    records: &[Record],
-) -> Result<(), DatagenError> {
-    let mut output = output.lock().unwrap_or_else(|e| e.into_inner());
-    for record in records {
-        let bytes = record.encode().map_err(DatagenError::Encode)?;
-        output
-            .write_all(&bytes)
-            .map_err(DatagenError::file("write", path))?;
+    writeln!(progress, "{}", progress_line(&tally, &goals, started))
+        .map_err(DatagenError::Progress)?;
+    if interrupt.load(Ordering::SeqCst) {
+        return Err(DatagenError::Interrupted {
+            games: tally.games.load(Ordering::Relaxed),
+            dropped: dropped.load(Ordering::Relaxed),
+        });
     }
-    output.flush().map_err(DatagenError::file("write", path))
+    Ok(())
 }
 
-/// `games G positions P (N/s) W/D/L w/d/l time left T`.
-fn progress_line(tally: &Tally, settings: &DatagenSettings, started: Instant) -> String {
+/// Appends one game's records in one write, so that the file holds whole
+/// games: a run killed mid-write leaves at most a torn last record, which
+/// the next run drops.
+fn write_game(output: &Mutex<File>, path: &Path, records: &[Record]) -> Result<(), DatagenError> {
+    let mut bytes = Vec::with_capacity(records.len() * RECORD_SIZE);
+    for record in records {
+        bytes.extend_from_slice(&record.encode().map_err(DatagenError::Encode)?);
+    }
+    output
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .write_all(&bytes)
+        .map_err(DatagenError::file("write", path))
+}
+
+/// What a run still has to make before it stops.
+struct Goals {
+    games: Option<u64>,
+    positions: Option<u64>,
+    time: Option<Duration>,
+}
+
+/// `games G positions P (N/s) W/D/L w/d/l time left T`, counting this
+/// run's games.
+fn progress_line(tally: &Tally, goals: &Goals, started: Instant) -> String {
     let elapsed = started.elapsed().as_secs_f64().max(1e-9);
     let games = tally.games.load(Ordering::Relaxed);
     let positions = tally.positions.load(Ordering::Relaxed);
+    let fraction_of = |made: u64, goal: u64| {
+        if goal == 0 {
+            1.0
+        } else {
+            made as f64 / goal as f64
+        }
+    };
     let fractions = [
-        settings
-            .games
-            .map(|limit| games as f64 / limit.max(1) as f64),
-        settings
-            .positions
-            .map(|limit| positions as f64 / limit.max(1) as f64),
-        settings
+        goals.games.map(|goal| fraction_of(games, goal)),
+        goals.positions.map(|goal| fraction_of(positions, goal)),
+        goals
             .time
             .map(|limit| elapsed / limit.as_secs_f64().max(1e-9)),
     ];
@@ -597,19 +782,6 @@ fn progress_line(tally: &Tally, settings: &DatagenSettings, started: Instant) ->
         tally.draws.load(Ordering::Relaxed),
         tally.black_wins.load(Ordering::Relaxed),
     )
-}
-
-/// Writes `records` to a new file at `path` (for tests and tools).
-///
-/// # Errors
-///
-/// The I/O or encoding error.
-pub fn write_records(path: &Path, records: &[Record]) -> io::Result<()> {
-    let mut out = BufWriter::new(File::create(path)?);
-    for record in records {
-        out.write_all(&record.encode().map_err(io::Error::other)?)?;
-    }
-    out.flush()
 }
 
 #[cfg(test)]
@@ -645,7 +817,8 @@ mod tests {
             .count();
         assert!(captured > 100, "{captured} positions with captured pieces");
         let path = std::env::temp_dir().join(format!("agon-records-{}.bin", std::process::id()));
-        write_records(&path, &records).unwrap();
+        let bytes: Vec<u8> = records.iter().flat_map(|r| r.encode().unwrap()).collect();
+        std::fs::write(&path, bytes).unwrap();
         let read = read_records(&path).unwrap();
         std::fs::remove_file(&path).unwrap();
         assert_eq!(read.len(), records.len());

@@ -8,6 +8,7 @@ pub mod datagen;
 pub mod gui;
 pub mod match_runner;
 pub mod perft;
+pub mod seeds;
 pub mod serve;
 pub mod shard;
 pub mod stats;

@@ -27,8 +27,8 @@ impl fmt::Display for ShardError {
 impl std::error::Error for ShardError {}
 
 /// The accepted forms, for messages and help texts.
-pub const SHARD_FORMS: &str = "K/N (1 <= K <= N), auto (a Slurm job array) or auto/N \
-     (a Slurm job array, a Kubernetes Indexed Job or any array index from 0)";
+pub const SHARD_FORMS: &str = "K/N (1 <= K <= N), auto/N (K from the environment: a Slurm \
+     array task id, a Kubernetes Indexed Job or AGON_SHARD_INDEX) or auto (a whole Slurm job array)";
 
 impl Default for Shard {
     fn default() -> Shard {
@@ -60,11 +60,15 @@ impl Shard {
 
     /// Reads `K/N`, `auto` or `auto/N`, looking variables up with `var`.
     ///
-    /// `auto` takes the index and count of a Slurm job array
-    /// (`SLURM_ARRAY_TASK_ID`, `_MIN`, `_STEP`, `_COUNT`); `auto/N` takes
-    /// the index from Slurm or from a Kubernetes Indexed Job
-    /// (`JOB_COMPLETION_INDEX`, from 0) or `AGON_SHARD_INDEX` (from 0), and
-    /// the count `N` from the command line.
+    /// `auto/N` takes the part from the environment and the count from the
+    /// command line, so a rerun of any one part, alone or in a list, is
+    /// that same part: a Slurm array task id is the 1-based part number
+    /// (`sbatch --array=1-N`, and `--array=3` reruns part 3);
+    /// `JOB_COMPLETION_INDEX` (a Kubernetes Indexed Job) and
+    /// `AGON_SHARD_INDEX` are 0-based indices. `auto` takes both from a
+    /// Slurm job array as first submitted whole: the task's place in the
+    /// array (`SLURM_ARRAY_TASK_ID`, `_MIN`, `_STEP`) of `_COUNT` tasks; an
+    /// array of one task is refused, being most likely one part run again.
     pub fn parse_with(
         text: &str,
         var: impl Fn(&str) -> Option<String>,
@@ -86,40 +90,65 @@ impl Shard {
                 })
                 .transpose()
         };
-        let (index, array_count) = if let Some(id) = read("SLURM_ARRAY_TASK_ID")? {
-            let min = read("SLURM_ARRAY_TASK_MIN")?.unwrap_or(0);
-            let step = read("SLURM_ARRAY_TASK_STEP")?.unwrap_or(1).max(1);
-            let offset = id.checked_sub(min).ok_or_else(|| {
-                ShardError(format!(
-                    "SLURM_ARRAY_TASK_ID {id} is below SLURM_ARRAY_TASK_MIN {min}"
-                ))
-            })?;
-            (offset / step, read("SLURM_ARRAY_TASK_COUNT")?)
-        } else if let Some(index) = read("JOB_COMPLETION_INDEX")? {
-            (index, None)
-        } else if let Some(index) = read("AGON_SHARD_INDEX")? {
-            (index, None)
+        let slurm_id = read("SLURM_ARRAY_TASK_ID")?;
+        let Some(count) = count else {
+            return Shard::from_whole_slurm_array(text, slurm_id, read);
+        };
+        let number = if let Some(id) = slurm_id {
+            if id == 0 || id > count {
+                return Err(ShardError(format!(
+                    "-shard {text}: SLURM_ARRAY_TASK_ID {id} is not a part number from 1 to \
+                     {count} (submit the array as --array=1-{count})"
+                )));
+            }
+            id
+        } else if let Some(index) = read("JOB_COMPLETION_INDEX")?.or(read("AGON_SHARD_INDEX")?) {
+            index.checked_add(1).ok_or_else(bad)?
         } else {
             return Err(ShardError(format!(
                 "-shard {text}: no array index in the environment (SLURM_ARRAY_TASK_ID, \
                  JOB_COMPLETION_INDEX or AGON_SHARD_INDEX)"
             )));
         };
-        let count = match (count, array_count) {
-            (Some(given), Some(array)) if given != array => {
-                return Err(ShardError(format!(
-                    "-shard {text}: the job array has {array} tasks, not {given}"
-                )));
-            }
-            (Some(count), _) | (None, Some(count)) => count,
-            (None, None) => {
-                return Err(ShardError(format!(
-                    "-shard {text}: the environment gives an index but no count; use auto/N"
-                )));
-            }
+        Shard::new(number, count).map_err(|e| ShardError(format!("-shard {text}: {e}")))
+    }
+
+    /// `-shard auto`: the task's place in a whole Slurm job array.
+    fn from_whole_slurm_array(
+        text: &str,
+        id: Option<u64>,
+        read: impl Fn(&str) -> Result<Option<u64>, ShardError>,
+    ) -> Result<Shard, ShardError> {
+        let Some(id) = id else {
+            return Err(ShardError(format!(
+                "-shard {text}: no Slurm job array in the environment (SLURM_ARRAY_TASK_ID); \
+                 elsewhere give the count: auto/N"
+            )));
         };
-        let number = index.checked_add(1).ok_or_else(bad)?;
-        Shard::new(number, count)
+        let Some(count) = read("SLURM_ARRAY_TASK_COUNT")? else {
+            return Err(ShardError(format!(
+                "-shard {text}: the environment gives an index but no count; use auto/N"
+            )));
+        };
+        if count == 1 {
+            return Err(ShardError(format!(
+                "-shard {text}: the job array has a single task (one part run again?): \
+                 give the count, -shard auto/N, which reads the part from the task id"
+            )));
+        }
+        let min = read("SLURM_ARRAY_TASK_MIN")?.unwrap_or(0);
+        let step = read("SLURM_ARRAY_TASK_STEP")?.unwrap_or(1).max(1);
+        let offset = id.checked_sub(min).ok_or_else(|| {
+            ShardError(format!(
+                "SLURM_ARRAY_TASK_ID {id} is below SLURM_ARRAY_TASK_MIN {min}"
+            ))
+        })?;
+        Shard::new(offset / step + 1, count).map_err(|e| {
+            ShardError(format!(
+                "-shard {text}: {e} (task {id} of an array from {min} by {step}; \
+                 for a list of task ids use auto/N)"
+            ))
+        })
     }
 
     /// 1-based part number.
@@ -236,7 +265,16 @@ mod tests {
             Shard::parse_with("auto/4", env(&slurm)),
             Ok(Shard::new(3, 4).unwrap())
         );
-        assert!(Shard::parse_with("auto/5", env(&slurm)).is_err());
+        let from_zero = [
+            ("SLURM_ARRAY_TASK_ID", "0"),
+            ("SLURM_ARRAY_TASK_COUNT", "4"),
+        ];
+        assert_eq!(
+            Shard::parse_with("auto", env(&from_zero)),
+            Ok(Shard::new(1, 4).unwrap())
+        );
+        let error = Shard::parse_with("auto/4", env(&from_zero)).unwrap_err();
+        assert!(error.0.contains("--array=1-4"), "{error}");
         let stepped = [
             ("SLURM_ARRAY_TASK_ID", "4"),
             ("SLURM_ARRAY_TASK_STEP", "2"),
@@ -253,8 +291,43 @@ mod tests {
         );
         assert!(Shard::parse_with("auto", env(&kubernetes)).is_err());
         assert!(Shard::parse_with("auto/8", env(&[("JOB_COMPLETION_INDEX", "8")])).is_err());
+        assert_eq!(
+            Shard::parse_with("auto/8", env(&[("AGON_SHARD_INDEX", "7")])),
+            Ok(Shard::new(8, 8).unwrap())
+        );
         assert!(Shard::parse_with("auto/8", env(&[("AGON_SHARD_INDEX", "x")])).is_err());
         assert!(Shard::parse_with("auto/8", env(&[])).is_err());
+    }
+
+    #[test]
+    fn a_rerun_task_or_a_list_of_tasks_keeps_its_part_with_auto_n() {
+        // sbatch --array=3: one task, its id the part to play again.
+        let rerun = [
+            ("SLURM_ARRAY_TASK_ID", "3"),
+            ("SLURM_ARRAY_TASK_MIN", "3"),
+            ("SLURM_ARRAY_TASK_MAX", "3"),
+            ("SLURM_ARRAY_TASK_COUNT", "1"),
+        ];
+        assert_eq!(
+            Shard::parse_with("auto/16", env(&rerun)),
+            Ok(Shard::new(3, 16).unwrap())
+        );
+        let error = Shard::parse_with("auto", env(&rerun)).unwrap_err();
+        assert!(error.0.contains("auto/N"), "{error}");
+        // sbatch --array=1,2,5,9
+        for id in [1, 2, 5, 9] {
+            let id = id.to_string();
+            let listed = [
+                ("SLURM_ARRAY_TASK_ID", id.as_str()),
+                ("SLURM_ARRAY_TASK_MIN", "1"),
+                ("SLURM_ARRAY_TASK_MAX", "9"),
+                ("SLURM_ARRAY_TASK_COUNT", "4"),
+            ];
+            let shard = Shard::parse_with("auto/9", env(&listed)).unwrap();
+            assert_eq!((shard.number().to_string(), shard.count()), (id, 9));
+        }
+        let beyond = [("SLURM_ARRAY_TASK_ID", "17")];
+        assert!(Shard::parse_with("auto/16", env(&beyond)).is_err());
     }
 
     #[test]

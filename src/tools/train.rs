@@ -3,26 +3,25 @@
 //! a forward pass adds the rows of the active inputs, and the backward pass
 //! touches only those rows; the batch is split over threads, each with its
 //! own gradient, and Adam updates the weights. The float network is then
-//! quantised into the engine's format.
+//! quantised into the engine's format. After every epoch the network and a
+//! checkpoint (float weights and optimiser state) are written whole, so a
+//! stopped run resumes where its last epoch ended.
 
+use super::atomic_file::write_atomically;
 use super::datagen::{RECORD_SIZE, Record};
+use super::seeds::part_seed;
 use crate::rules::Position;
-use crate::search::nnue::{HIDDEN, INPUTS, Network, QA, QB, SCALE, features};
+use crate::search::nnue::{
+    EMBEDDED_PATH, HIDDEN, INPUT_WEIGHT_LIMIT, INPUTS, MAX_ACTIVE as MAX_FEATURES, Network,
+    OUTPUT_WEIGHT_LIMIT, QA, QB, SCALE, features,
+};
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
-use std::io::Write;
-use std::path::PathBuf;
+use std::ffi::OsString;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
-
-/// Most active inputs of one view.
-const MAX_FEATURES: usize = 16;
-/// Hidden-layer weights and biases are kept within this, so that no sum of
-/// 17 of them, scaled by [`QA`], can overflow the engine's i16 accumulator.
-const INPUT_WEIGHT_LIMIT: f32 = 7.5;
-/// Output weights are kept within this, so that scaled by [`QB`] they fit
-/// an i16 and the output sum of 256 clipped units fits an i32.
-const OUTPUT_WEIGHT_LIMIT: f32 = 32.0;
 
 /// How to train.
 #[derive(Clone, Debug)]
@@ -46,6 +45,19 @@ pub struct TrainSettings {
     pub threads: usize,
     /// Where the network is written (after every epoch).
     pub output: PathBuf,
+    /// Whether to continue from the checkpoint beside `output`.
+    pub resume: bool,
+    /// Whether `output` may be the network a build embeds.
+    pub replace_embedded: bool,
+}
+
+impl TrainSettings {
+    /// The checkpoint written beside the network: `<output>.checkpoint`.
+    pub fn checkpoint_path(&self) -> PathBuf {
+        let mut name = OsString::from(self.output.as_os_str());
+        name.push(".checkpoint");
+        PathBuf::from(name)
+    }
 }
 
 /// A training position: the active inputs of both views (side to move's
@@ -92,7 +104,7 @@ impl Sample {
 }
 
 /// The network in floating point, as trained.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct FloatNetwork {
     input_weights: Vec<[f32; HIDDEN]>,
     input_bias: [f32; HIDDEN],
@@ -255,6 +267,7 @@ impl FloatNetwork {
 }
 
 /// Adam's running moments.
+#[derive(Clone, Debug, PartialEq)]
 struct Adam {
     first: Vec<f32>,
     second: Vec<f32>,
@@ -359,12 +372,22 @@ pub enum TrainError {
     Data(super::datagen::DatagenError),
     /// The files hold no record.
     NoRecords,
-    /// The network file could not be written.
-    WriteNetwork {
+    /// A network or checkpoint file could not be written.
+    Write {
         /// The file.
         path: PathBuf,
         /// What the system said.
         error: std::io::Error,
+    },
+    /// The output is the network a build embeds, and `--replace-embedded`
+    /// was not given.
+    EmbeddedOutput(PathBuf),
+    /// `--resume` found no usable checkpoint.
+    Checkpoint {
+        /// The checkpoint file.
+        path: PathBuf,
+        /// Why it cannot be resumed from.
+        reason: String,
     },
     /// The loss lines could not be written.
     Output(std::io::Error),
@@ -375,8 +398,18 @@ impl std::fmt::Display for TrainError {
         match self {
             TrainError::Data(error) => write!(f, "{error}"),
             TrainError::NoRecords => write!(f, "no records to train on"),
-            TrainError::WriteNetwork { path, error } => {
+            TrainError::Write { path, error } => {
                 write!(f, "cannot write {}: {error}", path.display())
+            }
+            TrainError::EmbeddedOutput(path) => write!(
+                f,
+                "{} is the network built into agon: a run stopped or gone wrong would break \
+                 the next build; train into another file and copy it there, or pass \
+                 --replace-embedded",
+                path.display()
+            ),
+            TrainError::Checkpoint { path, reason } => {
+                write!(f, "cannot resume from {}: {reason}", path.display())
             }
             TrainError::Output(error) => write!(f, "cannot write the losses: {error}"),
         }
@@ -385,9 +418,162 @@ impl std::fmt::Display for TrainError {
 
 impl std::error::Error for TrainError {}
 
+/// Whether `path` names a network that a build embeds: this build's
+/// (`nets/agon.nnue` of its source tree) or that of any agon source tree.
+pub fn is_embedded_network(path: &Path) -> bool {
+    let canonical = |path: &Path| {
+        std::fs::canonicalize(path).ok().or_else(|| {
+            let name = path.file_name()?;
+            let parent = match path.parent() {
+                Some(parent) if !parent.as_os_str().is_empty() => parent,
+                _ => Path::new("."),
+            };
+            Some(std::fs::canonicalize(parent).ok()?.join(name))
+        })
+    };
+    let Some(resolved) = canonical(path) else {
+        return false;
+    };
+    canonical(Path::new(EMBEDDED_PATH)).is_some_and(|embedded| embedded == resolved)
+        || resolved.ends_with(Path::new("nets/agon.nnue"))
+}
+
+/// Where a run stands after an epoch: everything the next epoch needs.
+#[derive(Clone, Debug, PartialEq)]
+struct Checkpoint {
+    /// Epochs done.
+    epochs: u32,
+    /// The step size of the next epoch.
+    rate: f32,
+    /// The data and settings the run was started with, so that a resume
+    /// with others is refused rather than silently mixed.
+    fingerprint: u64,
+    network: FloatNetwork,
+    adam: Adam,
+}
+
+impl Checkpoint {
+    const MAGIC: &'static [u8; 8] = b"AGONCKP1";
+    /// Magic, epochs, rate, Adam's steps, fingerprint, parameter count.
+    const HEADER: usize = 8 + 4 + 4 + 4 + 8 + 8;
+
+    fn parameter_count() -> usize {
+        INPUTS * HIDDEN + HIDDEN + 2 * HIDDEN + 1
+    }
+
+    fn file_size() -> u64 {
+        (Self::HEADER + 3 * 4 * Self::parameter_count()) as u64
+    }
+
+    fn to_bytes(&self) -> Vec<u8> {
+        let mut bytes = Vec::with_capacity(Self::file_size() as usize);
+        bytes.extend_from_slice(Self::MAGIC);
+        bytes.extend_from_slice(&self.epochs.to_le_bytes());
+        bytes.extend_from_slice(&self.rate.to_le_bytes());
+        bytes.extend_from_slice(&self.adam.steps.to_le_bytes());
+        bytes.extend_from_slice(&self.fingerprint.to_le_bytes());
+        bytes.extend_from_slice(&(Self::parameter_count() as u64).to_le_bytes());
+        let values = self
+            .network
+            .parameters()
+            .chain(self.adam.first.iter().copied())
+            .chain(self.adam.second.iter().copied());
+        for value in values {
+            bytes.extend_from_slice(&value.to_le_bytes());
+        }
+        bytes
+    }
+
+    /// Reads the checkpoint at `path`, checking its size before reading.
+    fn load(path: &Path) -> Result<Checkpoint, String> {
+        let mut file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+        let size = file.metadata().map_err(|e| e.to_string())?.len();
+        if size != Self::file_size() {
+            return Err(format!(
+                "{size} bytes, a checkpoint of this trainer has {}",
+                Self::file_size()
+            ));
+        }
+        let mut bytes = Vec::with_capacity(size as usize);
+        file.read_to_end(&mut bytes).map_err(|e| e.to_string())?;
+        if bytes.len() as u64 != size || &bytes[..8] != Self::MAGIC {
+            return Err("not a checkpoint of agon train".into());
+        }
+        let word = |offset: usize| -> [u8; 4] {
+            [
+                bytes[offset],
+                bytes[offset + 1],
+                bytes[offset + 2],
+                bytes[offset + 3],
+            ]
+        };
+        let mut wide = [0u8; 8];
+        wide.copy_from_slice(&bytes[20..28]);
+        let mut floats = bytes[Self::HEADER..]
+            .chunks_exact(4)
+            .map(|chunk| f32::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]));
+        let mut network = FloatNetwork::zero();
+        for ((value, _), stored) in network.parameters_mut().zip(floats.by_ref()) {
+            *value = stored;
+        }
+        let count = Self::parameter_count();
+        let first: Vec<f32> = floats.by_ref().take(count).collect();
+        let second: Vec<f32> = floats.collect();
+        Ok(Checkpoint {
+            epochs: u32::from_le_bytes(word(8)),
+            rate: f32::from_le_bytes(word(12)),
+            fingerprint: u64::from_le_bytes(wide),
+            network,
+            adam: Adam {
+                first,
+                second,
+                steps: i32::from_le_bytes(word(16)),
+            },
+        })
+    }
+}
+
+/// What a checkpoint must have been made with to be resumed: the samples
+/// in their split order, the seed, the batch size, the targets and the step
+/// sizes (the epoch count may grow, and the thread count only changes the
+/// rounding of sums).
+fn fingerprint(settings: &TrainSettings, train: &[Sample], validation: &[Sample]) -> u64 {
+    use std::hash::Hasher;
+    let mut samples = std::hash::DefaultHasher::new();
+    for sample in train.iter().chain(validation) {
+        for view in 0..2 {
+            for &input in sample.view(view) {
+                samples.write_u16(input);
+            }
+            samples.write_u8(sample.counts[view]);
+        }
+        samples.write_u32(sample.target.to_bits());
+    }
+    part_seed(
+        settings.seed,
+        &[
+            samples.finish(),
+            train.len() as u64,
+            validation.len() as u64,
+            settings.batch_size as u64,
+            u64::from(settings.result_weight.to_bits()),
+            settings.validation_share.to_bits(),
+            u64::from(settings.learning_rate.to_bits()),
+            u64::from(settings.learning_rate_decay.to_bits()),
+        ],
+    )
+}
+
+/// The generator of epoch `epoch`'s shuffle: one per epoch, so that a
+/// resumed run replays the shuffles of the epochs it skips exactly.
+fn epoch_rng(seed: u64, epoch: usize) -> StdRng {
+    StdRng::seed_from_u64(part_seed(seed, &[epoch as u64]))
+}
+
 /// Trains on `samples` (already split), returning the network and the
-/// loss of each epoch; writes one line per epoch to `out` and progress to
-/// `progress` every `interval`.
+/// loss of each epoch run; writes one line per epoch to `out` and progress
+/// to `progress` every `interval`. With `settings.resume`, starts from the
+/// checkpoint beside the output.
 pub fn fit(
     train: &mut [Sample],
     validation: &[Sample],
@@ -397,34 +583,68 @@ pub fn fit(
     interval: Duration,
 ) -> Result<(FloatNetwork, Vec<EpochLoss>), TrainError> {
     let threads = settings.threads.max(1);
-    let mut rng = StdRng::seed_from_u64(settings.seed);
-    let mut network = FloatNetwork::random(&mut rng);
-    let mut adam = Adam::new(network.parameters().count());
-    let mut gradients: Vec<FloatNetwork> = (0..threads).map(|_| FloatNetwork::zero()).collect();
-    let mut total = FloatNetwork::zero();
-    let mut rate = settings.learning_rate;
-    let mut losses = Vec::new();
+    let checkpoint_path = settings.checkpoint_path();
+    let fingerprint = fingerprint(settings, train, validation);
     let write = |out: &mut dyn Write, line: String| {
         writeln!(out, "{line}")
             .and_then(|()| out.flush())
             .map_err(TrainError::Output)
     };
-    write(
-        out,
-        format!(
-            "epoch 0 validation loss {:.6}",
-            mean_loss(&network, validation, threads)
-        ),
-    )?;
+    let mut state = if settings.resume {
+        let checkpoint =
+            Checkpoint::load(&checkpoint_path).map_err(|reason| TrainError::Checkpoint {
+                path: checkpoint_path.clone(),
+                reason,
+            })?;
+        if checkpoint.fingerprint != fingerprint {
+            return Err(TrainError::Checkpoint {
+                path: checkpoint_path,
+                reason: "it was made from other records or with other settings \
+                         (seed, batch, rates, result weight, validation share)"
+                    .into(),
+            });
+        }
+        write(
+            out,
+            format!(
+                "resuming after epoch {} from {}",
+                checkpoint.epochs,
+                checkpoint_path.display()
+            ),
+        )?;
+        checkpoint
+    } else {
+        let network = FloatNetwork::random(&mut StdRng::seed_from_u64(settings.seed));
+        write(
+            out,
+            format!(
+                "epoch 0 validation loss {:.6}",
+                mean_loss(&network, validation, threads)
+            ),
+        )?;
+        Checkpoint {
+            epochs: 0,
+            rate: settings.learning_rate,
+            fingerprint,
+            adam: Adam::new(network.parameters().count()),
+            network,
+        }
+    };
+    for epoch in 1..=state.epochs as usize {
+        train.shuffle(&mut epoch_rng(settings.seed, epoch));
+    }
+    let mut gradients: Vec<FloatNetwork> = (0..threads).map(|_| FloatNetwork::zero()).collect();
+    let mut total = FloatNetwork::zero();
+    let mut losses = Vec::new();
     let batch_size = settings.batch_size.max(1);
-    for epoch in 1..=settings.epochs {
+    for epoch in state.epochs as usize + 1..=settings.epochs {
         let started = Instant::now();
         let mut last = Instant::now();
-        train.shuffle(&mut rng);
+        train.shuffle(&mut epoch_rng(settings.seed, epoch));
         let batches = train.len().div_ceil(batch_size);
         let mut loss_sum = 0.0f64;
         for (index, batch) in train.chunks(batch_size).enumerate() {
-            loss_sum += summed_loss(&network, batch, threads, Some(&mut gradients));
+            loss_sum += summed_loss(&state.network, batch, threads, Some(&mut gradients));
             total.clear();
             let used = batch.len().div_ceil(part_size(batch.len(), threads));
             for gradient in gradients.iter().take(used) {
@@ -434,7 +654,7 @@ pub fn fit(
             for (value, _) in total.parameters_mut() {
                 *value *= scale;
             }
-            adam.step(&mut network, &total, rate);
+            state.adam.step(&mut state.network, &total, state.rate);
             if last.elapsed() >= interval {
                 last = Instant::now();
                 let _ = writeln!(
@@ -449,56 +669,69 @@ pub fn fit(
         }
         let loss = EpochLoss {
             train: loss_sum / train.len().max(1) as f64,
-            validation: mean_loss(&network, validation, threads),
+            validation: mean_loss(&state.network, validation, threads),
         };
         losses.push(loss);
-        write(
-            out,
-            format!(
-                "epoch {epoch} train loss {:.6} validation loss {:.6} rate {rate:.6} ({:.1}s)",
-                loss.train,
-                loss.validation,
-                started.elapsed().as_secs_f64()
-            ),
-        )?;
-        std::fs::write(
-            &settings.output,
-            network
-                .quantise(&settings.output.display().to_string())
-                .to_bytes(),
-        )
-        .map_err(|error| TrainError::WriteNetwork {
-            path: settings.output.clone(),
-            error,
-        })?;
-        rate *= settings.learning_rate_decay;
+        let line = format!(
+            "epoch {epoch} train loss {:.6} validation loss {:.6} rate {:.6} ({:.1}s)",
+            loss.train,
+            loss.validation,
+            state.rate,
+            started.elapsed().as_secs_f64()
+        );
+        state.epochs = epoch as u32;
+        state.rate *= settings.learning_rate_decay;
+        // The network first: killed between the two writes, the resumed
+        // run redoes this epoch and writes the same network again.
+        let network = state
+            .network
+            .quantise(&settings.output.display().to_string())
+            .to_bytes();
+        for (path, bytes) in [
+            (&settings.output, network),
+            (&checkpoint_path, state.to_bytes()),
+        ] {
+            write_atomically(path, &bytes).map_err(|error| TrainError::Write {
+                path: path.clone(),
+                error,
+            })?;
+        }
+        // Printed once the epoch is saved: a run stopped after this line
+        // resumes after this epoch.
+        write(out, line)?;
     }
-    Ok((network, losses))
+    Ok((state.network, losses))
 }
 
-/// Splits `records` into training and validation samples by a seeded
-/// shuffle.
-pub fn split(records: &[Record], settings: &TrainSettings) -> (Vec<Sample>, Vec<Sample>) {
-    let mut samples: Vec<Sample> = records
-        .iter()
-        .map(|record| Sample::new(record, settings.result_weight))
-        .collect();
+/// The record numbers of the training and the validation positions: a
+/// seeded shuffle, the last `validation_share` of it held out.
+fn split_order(records: usize, settings: &TrainSettings) -> (Vec<usize>, Vec<usize>) {
+    let mut order: Vec<usize> = (0..records).collect();
     let mut rng = StdRng::seed_from_u64(settings.seed ^ 0x5EED_5917);
-    samples.shuffle(&mut rng);
-    let held = ((samples.len() as f64) * settings.validation_share).round() as usize;
-    let validation = samples.split_off(samples.len() - held.min(samples.len()));
-    (samples, validation)
+    order.shuffle(&mut rng);
+    let held = ((records as f64) * settings.validation_share).round() as usize;
+    let validation = order.split_off(records - held.min(records));
+    (order, validation)
+}
+
+/// Splits `records` into training and validation samples (see
+/// [`split_order`]).
+pub fn split(records: &[Record], settings: &TrainSettings) -> (Vec<Sample>, Vec<Sample>) {
+    let (train, validation) = split_order(records.len(), settings);
+    let samples = |order: Vec<usize>| -> Vec<Sample> {
+        order
+            .into_iter()
+            .map(|index| Sample::new(&records[index], settings.result_weight))
+            .collect()
+    };
+    (samples(train), samples(validation))
 }
 
 /// The loss of the hand-written evaluation on the validation positions
 /// (the same split as [`split`]).
 fn hand_loss(records: &[Record], settings: &TrainSettings) -> f64 {
-    let mut order: Vec<usize> = (0..records.len()).collect();
-    let mut rng = StdRng::seed_from_u64(settings.seed ^ 0x5EED_5917);
-    order.shuffle(&mut rng);
-    let held = ((records.len() as f64) * settings.validation_share).round() as usize;
+    let (_, validation) = split_order(records.len(), settings);
     let percent = crate::search::eval::FULL_PERCENTS;
-    let validation = &order[records.len() - held.min(records.len())..];
     let total: f64 = validation
         .iter()
         .map(|&index| {
@@ -516,13 +749,17 @@ fn hand_loss(records: &[Record], settings: &TrainSettings) -> f64 {
 ///
 /// # Errors
 ///
-/// Why, when a file cannot be read or written, or the files hold no
-/// records.
+/// Why, when a file cannot be read or written, the files hold no records,
+/// the output is the embedded network, or a resume has no checkpoint fit
+/// for it.
 pub fn run(
     files: &[PathBuf],
     settings: &TrainSettings,
     out: &mut dyn Write,
 ) -> Result<(), TrainError> {
+    if !settings.replace_embedded && is_embedded_network(&settings.output) {
+        return Err(TrainError::EmbeddedOutput(settings.output.clone()));
+    }
     let mut records = Vec::new();
     for file in files {
         let before = records.len();
@@ -561,7 +798,13 @@ pub fn run(
         &mut std::io::stderr(),
         Duration::from_secs(10),
     )?;
-    writeln!(out, "network written to {}", settings.output.display()).map_err(TrainError::Output)
+    writeln!(
+        out,
+        "network written to {} (checkpoint {})",
+        settings.output.display(),
+        settings.checkpoint_path().display()
+    )
+    .map_err(TrainError::Output)
 }
 
 #[cfg(test)]

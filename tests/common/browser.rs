@@ -6,7 +6,7 @@
 
 use agon::rules::{Cell, Color, Kind, parse_fen};
 use fantoccini::{Client, ClientBuilder, Locator};
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -83,6 +83,36 @@ impl Drop for Chromium {
             .status();
         let _ = std::fs::remove_dir_all(&self.profile);
     }
+}
+
+/// The browser's turn (one at a time), a new `agon gui` with these
+/// arguments and a desktop browser with its page open; keep all three
+/// until the test ends.
+pub async fn gui_page(args: &[&str]) -> (tokio::sync::MutexGuard<'static, ()>, Process, Browser) {
+    let one = BROWSER.lock().await;
+    let (gui, url) = start_gui(args);
+    let page = browser().await;
+    page.open(&url).await;
+    (one, gui, page)
+}
+
+/// A raw HTTP GET to the server on `port` with this `Host` header and
+/// maybe the token; returns the status code.
+pub fn http_status(port: u16, path: &str, host: &str, token: Option<&str>) -> u16 {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).expect("the server listens");
+    let token_header = token.map_or(String::new(), |t| format!("x-agon-token: {t}\r\n"));
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: {host}\r\n{token_header}Connection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut reply = String::new();
+    let _ = stream.read_to_string(&mut reply);
+    reply
+        .split_whitespace()
+        .nth(1)
+        .and_then(|code| code.parse().ok())
+        .unwrap_or(0)
 }
 
 /// A headless browser with a desktop window.

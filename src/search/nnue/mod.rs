@@ -3,12 +3,11 @@
 //! moves, integer inference. The network file format is in protocol.md
 //! ("Network files").
 
-pub mod cells;
 mod stack;
 
+use crate::rules::dense::{dense, turned};
 use crate::rules::geometry::CELL_COUNT;
 use crate::rules::{Cell, Color, Kind, Piece, Position};
-use cells::{dense, turned};
 pub use stack::AccumulatorStack;
 use std::sync::OnceLock;
 
@@ -30,9 +29,50 @@ pub const SCALE: i32 = 400;
 const MAGIC: &[u8; 8] = b"AGONNUE1";
 /// Bytes of a network file.
 pub const FILE_SIZE: usize = MAGIC.len() + 8 + 2 * (INPUTS * HIDDEN + HIDDEN + 2 * HIDDEN) + 4;
+/// Most inputs active in one view at once: a position has at most 16
+/// pieces (the records' bound; the game has 14).
+pub const MAX_ACTIVE: usize = 16;
+/// Hidden-layer weights and biases are within this (before scaling by
+/// [`QA`]), so that no accumulator, a bias plus [`MAX_ACTIVE`] weights,
+/// can overflow its i16.
+pub const INPUT_WEIGHT_LIMIT: f32 = 7.5;
+/// Output weights and the output bias are within this (before scaling),
+/// so that the output sum of the clipped units fits an i32.
+pub const OUTPUT_WEIGHT_LIMIT: f32 = 32.0;
+/// The largest stored hidden-layer weight or bias.
+const MAX_INPUT_WEIGHT: i32 = quantised_limit(INPUT_WEIGHT_LIMIT, QA);
+/// The largest stored output weight.
+const MAX_OUTPUT_WEIGHT: i32 = quantised_limit(OUTPUT_WEIGHT_LIMIT, QB);
+/// The largest stored output bias.
+const MAX_OUTPUT_BIAS: i32 = quantised_limit(OUTPUT_WEIGHT_LIMIT, QA * QB);
+const _: () = assert!((MAX_ACTIVE as i32 + 1) * MAX_INPUT_WEIGHT <= i16::MAX as i32);
+const _: () = assert!(
+    (2 * HIDDEN as i64) * (QA as i64) * (MAX_OUTPUT_WEIGHT as i64) + MAX_OUTPUT_BIAS as i64
+        <= i32::MAX as i64
+);
+/// Network evaluations are clamped within this many centi-guards: half the
+/// scores of wins, so that no network, however extreme its weights, makes a
+/// static evaluation read as a win, and the search's margins added to an
+/// evaluation stay clear of them too. Trained networks stay far inside it
+/// (their targets are sigmoid(score / [`SCALE`]); 4,000 already means 0.99995).
+pub const EVAL_LIMIT: i32 = crate::search::MATE_BOUND / 2;
 
+/// `limit` stored at `scale`, rounded as the trainer rounds (half away from
+/// zero).
+const fn quantised_limit(limit: f32, scale: i32) -> i32 {
+    (limit * scale as f32 + 0.5) as i32
+}
+
+/// The network file built into the binary, in the source tree it was
+/// built from.
+pub const EMBEDDED_PATH: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/nets/agon.nnue");
 /// The network shipped in the binary.
-static EMBEDDED_BYTES: &[u8] = include_bytes!("../../../nets/agon.nnue");
+const EMBEDDED_BYTES: &[u8] =
+    include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/nets/agon.nnue"));
+const _: () = assert!(
+    EMBEDDED_BYTES.len() == FILE_SIZE,
+    "nets/agon.nnue is not a network file of the shape this code expects"
+);
 
 /// Why bytes or a file are not a network of this engine.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -56,7 +96,20 @@ pub enum NetworkError {
         hidden: u32,
     },
     /// A network file of the wrong length.
-    Size(usize),
+    Size(u64),
+    /// Not a regular file (a device, a pipe, a directory).
+    NotAFile,
+    /// A weight beyond what the trainer produces.
+    OutOfRange {
+        /// Which weights.
+        what: &'static str,
+        /// Its place among them, from 0.
+        index: usize,
+        /// Its value.
+        value: i32,
+        /// The largest magnitude allowed.
+        limit: i32,
+    },
     /// A file's contents were refused (`reason` says why).
     InFile {
         /// The file.
@@ -81,6 +134,16 @@ impl std::fmt::Display for NetworkError {
             NetworkError::Size(size) => {
                 write!(f, "a network file of {size} bytes; expected {FILE_SIZE}")
             }
+            NetworkError::NotAFile => write!(f, "not a regular file"),
+            NetworkError::OutOfRange {
+                what,
+                index,
+                value,
+                limit,
+            } => write!(
+                f,
+                "{what} {index} is {value}, beyond the limit {limit} (+/-) of a trained network"
+            ),
             NetworkError::InFile { path, reason } => write!(f, "{}: {reason}", path.display()),
         }
     }
@@ -248,7 +311,7 @@ impl Network {
             return Err(NetworkError::Shape { inputs, hidden });
         }
         if bytes.len() != FILE_SIZE {
-            return Err(NetworkError::Size(bytes.len()));
+            return Err(NetworkError::Size(bytes.len() as u64));
         }
         let mut offset = 16;
         let mut next = || {
@@ -281,6 +344,40 @@ impl Network {
                 hidden: HIDDEN as u32,
             });
         }
+        let within = |what, limit: i32, values: &mut dyn Iterator<Item = i32>| {
+            values.enumerate().try_for_each(|(index, value)| {
+                if (-limit..=limit).contains(&value) {
+                    Ok(())
+                } else {
+                    Err(NetworkError::OutOfRange {
+                        what,
+                        index,
+                        value,
+                        limit,
+                    })
+                }
+            })
+        };
+        within(
+            "input weight",
+            MAX_INPUT_WEIGHT,
+            &mut input_weights.iter().flatten().map(|&w| i32::from(w)),
+        )?;
+        within(
+            "hidden bias",
+            MAX_INPUT_WEIGHT,
+            &mut input_bias.iter().map(|&w| i32::from(w)),
+        )?;
+        within(
+            "output weight",
+            MAX_OUTPUT_WEIGHT,
+            &mut output_weights.iter().map(|&w| i32::from(w)),
+        )?;
+        within(
+            "output bias",
+            MAX_OUTPUT_BIAS,
+            &mut std::iter::once(output_bias),
+        )?;
         Ok(Network {
             input_weights,
             input_bias,
@@ -314,18 +411,36 @@ impl Network {
     /// # Errors
     ///
     /// The file's name with the reason it cannot be read or is no network.
+    /// The file's size is checked before it is read, so that a device
+    /// (`/dev/zero`) or a file of the wrong length is refused at once.
     pub fn load(path: &std::path::Path) -> Result<Network, NetworkError> {
-        let bytes = std::fs::read(path).map_err(|error| NetworkError::Read {
+        use std::io::Read;
+        let unreadable = |error: std::io::Error| NetworkError::Read {
             path: path.to_path_buf(),
             kind: error.kind(),
             message: error.to_string(),
-        })?;
-        Network::from_bytes(&bytes, &path.display().to_string()).map_err(|reason| {
-            NetworkError::InFile {
-                path: path.to_path_buf(),
-                reason: Box::new(reason),
-            }
-        })
+        };
+        let in_file = |reason| NetworkError::InFile {
+            path: path.to_path_buf(),
+            reason: Box::new(reason),
+        };
+        // Looked at before it is opened: opening a named pipe would wait
+        // for a writer.
+        let metadata = std::fs::metadata(path).map_err(unreadable)?;
+        if !metadata.is_file() {
+            return Err(in_file(NetworkError::NotAFile));
+        }
+        if metadata.len() != FILE_SIZE as u64 {
+            return Err(in_file(NetworkError::Size(metadata.len())));
+        }
+        let file = std::fs::File::open(path).map_err(unreadable)?;
+        // Read one byte more than a network, so that a file still growing
+        // is caught as the wrong size rather than read without end.
+        let mut bytes = Vec::with_capacity(FILE_SIZE + 1);
+        file.take(FILE_SIZE as u64 + 1)
+            .read_to_end(&mut bytes)
+            .map_err(unreadable)?;
+        Network::from_bytes(&bytes, &path.display().to_string()).map_err(in_file)
     }
 
     /// Where the network came from.
@@ -342,7 +457,8 @@ impl Network {
         let sum = output_sum(ours, &self.output_weights[..HIDDEN])
             + output_sum(theirs, &self.output_weights[HIDDEN..])
             + self.output_bias;
-        (i64::from(sum) * i64::from(SCALE) / i64::from(QA * QB)) as i32
+        let centi = i64::from(sum) * i64::from(SCALE) / i64::from(QA * QB);
+        centi.clamp(-i64::from(EVAL_LIMIT), i64::from(EVAL_LIMIT)) as i32
     }
 
     /// The score of `position` from nothing (no accumulator kept).
@@ -418,6 +534,15 @@ mod tests {
         for (bytes, reason) in cases {
             let error = Network::from_bytes(bytes, "test").unwrap_err().to_string();
             assert!(error.contains(reason), "{error}");
+        }
+        for bias in [i32::MIN, -MAX_OUTPUT_BIAS - 1, MAX_OUTPUT_BIAS + 1] {
+            let mut beyond = good.clone();
+            let end = beyond.len();
+            beyond[end - 4..].copy_from_slice(&bias.to_le_bytes());
+            let error = Network::from_bytes(&beyond, "test")
+                .unwrap_err()
+                .to_string();
+            assert!(error.contains("output bias 0 is"), "{error}");
         }
     }
 

@@ -29,11 +29,6 @@ impl AccumulatorStack {
         }
     }
 
-    /// The network evaluated.
-    pub fn network(&self) -> &'static Network {
-        self.network
-    }
-
     /// Records that the line now reaches `position` at `ply`; every ply
     /// below must have been set on the way here.
     #[inline]

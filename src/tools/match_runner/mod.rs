@@ -5,26 +5,28 @@
 
 pub mod engine;
 pub mod error;
+pub(crate) mod journal;
 pub mod merge;
 pub mod openings;
 pub mod options;
 pub mod record;
 pub mod referee;
-pub(crate) mod schedule;
-pub(crate) mod state;
+pub mod schedule;
+pub mod state;
 
 use crate::rules::Color;
 use crate::tools::shard::Shard;
 use crate::tools::stats::{SprtDecision, Tally};
 use engine::{EngineProcess, StartError};
 use error::MatchError;
+use journal::{Journal, with_pending};
 use openings::OpeningBook;
-use options::{MatchConfig, Request};
-use record::{GameRecord, RecordWriter, Verdict};
+use options::{MatchConfig, Request, Resume, UsageError};
+use record::{GameRecord, Verdict};
 use referee::{GameSetup, play_game};
-use schedule::{is_own_game, slot, statistics_lines, tallies};
+use schedule::{is_own_game, slot, statistics_lines};
 use state::SavedState;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap};
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{RecvTimeoutError, SyncSender, sync_channel};
@@ -46,8 +48,16 @@ struct OtherShard {
     tally: Tally,
 }
 
+/// How long a worker whose engine died waits for an interrupt before it
+/// reports the game: a scheduler stopping a job signals every process of
+/// it, and an engine killed a moment before the runner sees the signal
+/// must not lose its game.
+const INTERRUPT_GRACE: Duration = Duration::from_millis(300);
+
 /// Runs `agon match` with the arguments after the subcommand.
 pub fn run(args: &[String]) -> Result<(), MatchError> {
+    // From the start: a SIGTERM must never kill a run outright.
+    interrupted();
     let config = match options::parse(args)? {
         Request::Help => {
             print!("{}", options::usage());
@@ -56,7 +66,7 @@ pub fn run(args: &[String]) -> Result<(), MatchError> {
         Request::Run(config) => *config,
     };
     let (mut config, saved) = match &config.resume {
-        Some(path) => {
+        Some(Resume::From(path)) => {
             let saved = SavedState::load(path)?;
             let mut resumed_args = saved.args.clone();
             resumed_args.extend(strip_resume(args));
@@ -66,13 +76,20 @@ pub fn run(args: &[String]) -> Result<(), MatchError> {
             resumed.shard = saved.shard(path)?;
             (*resumed, Some(saved))
         }
-        None => (config, None),
+        Some(Resume::Auto) | None => (config, None),
     };
     name_shard_files(&mut config);
-    if let (None, Some(path)) = (&config.state_file, &config.resume) {
+    if let (None, Some(Resume::From(path))) = (&config.state_file, &config.resume) {
         config.state_file = Some(path.clone());
     }
     check_shard_setup(&config)?;
+    let saved = match saved {
+        Some(saved) => Some(saved),
+        None => existing_state(&config, args)?,
+    };
+    if saved.is_none() {
+        check_fresh_start(&config)?;
+    }
     let saved_args: Vec<String> = match &saved {
         Some(state) => state.args.clone(),
         None => without_per_invocation(args),
@@ -91,9 +108,68 @@ pub fn run(args: &[String]) -> Result<(), MatchError> {
                 command_line_seed(&saved_args)
             }
         });
-    let finished: Vec<GameRecord> = saved.as_ref().map_or_else(Vec::new, |s| s.games.clone());
-    let written = saved.as_ref().map_or(0, |s| s.written);
-    Runner::new(config, seed, saved_args, finished, written)?.run()
+    Runner::new(config, seed, saved_args, saved)?.run()
+}
+
+/// The state to continue when the command line names a `-state` file that
+/// exists: with `-resume auto` the run continues (it must be the run of
+/// this very command line and shard); without `-resume` it is refused, so
+/// that a rerun never starts over on top of the records of the first.
+fn existing_state(config: &MatchConfig, args: &[String]) -> Result<Option<SavedState>, MatchError> {
+    let auto = config.resume == Some(Resume::Auto);
+    let Some(path) = &config.state_file else {
+        if auto {
+            return Err(
+                UsageError::from("-resume auto needs -state: it continues that file").into(),
+            );
+        }
+        return Ok(None);
+    };
+    if !path.exists() {
+        return Ok(None);
+    }
+    if !auto {
+        let records: String = [&config.jsonl_out, &config.pgn_out]
+            .into_iter()
+            .flatten()
+            .map(|file| format!(" and {}", file.display()))
+            .collect();
+        return Err(UsageError(format!(
+            "{} holds the state of a run started before: continue it with -resume auto \
+             (or -resume {}), or remove it{records} to start over",
+            path.display(),
+            path.display()
+        ))
+        .into());
+    }
+    let saved = SavedState::load(path)?;
+    if saved.args != without_per_invocation(args) || saved.shard(path)? != config.shard {
+        return Err(MatchError::content(
+            path,
+            "the state of another run (its command line or shard differs from this one's)",
+        ));
+    }
+    Ok(Some(saved))
+}
+
+/// Refuses to start a run with a state over record files that already
+/// hold records: the state could not tell them from the run's own.
+fn check_fresh_start(config: &MatchConfig) -> Result<(), MatchError> {
+    let Some(state) = &config.state_file else {
+        return Ok(());
+    };
+    for file in [&config.jsonl_out, &config.pgn_out].into_iter().flatten() {
+        if std::fs::metadata(file).is_ok_and(|m| m.len() > 0) {
+            return Err(UsageError(format!(
+                "{} already holds records, but there is no state {} to continue: \
+                 remove it or name other files to start a run",
+                file.display(),
+                state.display()
+            ))
+            .into());
+        }
+    }
+    Ok(())
 }
 
 /// Gives a shard's record and state files the shard in their names.
@@ -230,9 +306,7 @@ struct Runner {
     shared: Arc<Shared>,
     seed: u64,
     args: Vec<String>,
-    /// Finished games by 0-based index.
-    finished: BTreeMap<u64, GameRecord>,
-    writer: RecordWriter,
+    journal: Journal,
 }
 
 /// Why the run ended, with what the last line says.
@@ -293,6 +367,7 @@ impl Shared {
             engines.extend(white.map(|e| (white_index, e)));
             engines.extend(black.map(|e| (black_index, e)));
             match record {
+                Some(record) if record.termination.breaks_engine() && interrupt_follows() => break,
                 Some(record) => {
                     if results.send(Report::Game(Box::new(record))).is_err() {
                         break;
@@ -304,59 +379,57 @@ impl Shared {
     }
 }
 
+/// Whether the run is interrupted within [`INTERRUPT_GRACE`].
+fn interrupt_follows() -> bool {
+    let deadline = Instant::now() + INTERRUPT_GRACE;
+    while Instant::now() < deadline {
+        if interrupted().load(Ordering::SeqCst) {
+            return true;
+        }
+        thread::sleep(Duration::from_millis(10));
+    }
+    interrupted().load(Ordering::SeqCst)
+}
+
 impl Runner {
+    /// Checks the engines, then opens the records and the state (so that a
+    /// run refused at its start leaves no state behind).
     fn new(
         config: MatchConfig,
         seed: u64,
         args: Vec<String>,
-        games: Vec<GameRecord>,
-        written: u64,
+        saved: Option<SavedState>,
     ) -> Result<Runner, MatchError> {
         let book = OpeningBook::load(&config.openings, seed).map_err(MatchError::Openings)?;
-        let writer = RecordWriter::open(
-            config.pgn_out.as_deref(),
-            config.jsonl_out.as_deref(),
-            written,
-        )?;
-        let total = config.total_games();
-        let mut runner = Runner {
-            shared: Arc::new(Shared {
-                encounters: config.encounters(),
-                config,
-                book,
-                stop: AtomicBool::new(false),
-            }),
+        let shared = Shared {
+            encounters: config.encounters(),
+            config,
+            book,
+            stop: AtomicBool::new(false),
+        };
+        shared.check_engines()?;
+        let journal = Journal::open(&shared.config, args.clone(), seed, saved)?;
+        Ok(Runner {
+            shared: Arc::new(shared),
             seed,
             args,
-            finished: BTreeMap::new(),
-            writer,
-        };
-        for record in games {
-            if record.game == 0 || record.game > total {
-                return Err(MatchError::Stopped(format!(
-                    "the state holds game {} of no schedule slot",
-                    record.game
-                )));
-            }
-            if record.game > written {
-                runner.writer.add(record.clone())?;
-            }
-            runner.finished.insert(record.game - 1, record);
-        }
-        Ok(runner)
+            journal,
+        })
     }
+}
 
+impl Shared {
     /// Starts each engine once before any game, so that an engine that
     /// does not run or answer, or refuses an option, stops the run at once
     /// instead of losing every game.
     fn check_engines(&self) -> Result<(), MatchError> {
-        let config = &self.shared.config;
+        let config = &self.config;
         let mut checked = BTreeSet::new();
         for spec in &config.engines {
             if !checked.insert((&spec.cmd, &spec.args, &spec.options)) {
                 continue;
             }
-            match EngineProcess::start(spec, &config.timeouts, &self.shared.stop) {
+            match EngineProcess::start(spec, &config.timeouts, &self.stop) {
                 Ok(_) => {}
                 Err(StartError::RefusedOption(message)) => return Err(MatchError::Engine(message)),
                 Err(StartError::Failed(message)) => {
@@ -369,7 +442,9 @@ impl Runner {
         }
         Ok(())
     }
+}
 
+impl Runner {
     /// Games of the schedule this process plays.
     fn own_total(&self) -> u64 {
         let config = &self.shared.config;
@@ -384,24 +459,20 @@ impl Runner {
     }
 
     fn run(mut self) -> Result<(), MatchError> {
-        self.check_engines()?;
         let total = self.shared.config.total_games();
         let shard = self.shared.config.shard;
         let own_total = self.own_total();
-        let done: BTreeSet<u64> = self.finished.keys().copied().collect();
         if !shard.is_whole() {
             println!("Shard {shard}: {own_total} of the {total} games of the run");
         }
-        if !self.finished.is_empty() {
-            println!(
-                "Resuming: {} of {own_total} games already played",
-                self.finished.len()
-            );
+        let played_before = self.journal.played();
+        if played_before > 0 {
+            println!("Resuming: {played_before} of {own_total} games already played");
         }
         let queue = Arc::new(Mutex::new(Queue {
-            next: 0,
+            next: self.journal.first_unfinished(),
             total,
-            done,
+            done: self.journal.finished_out_of_order(),
             left_to_start: self.shared.config.max_games,
         }));
         let interrupted = Arc::clone(interrupted());
@@ -452,9 +523,7 @@ impl Runner {
                 Verdict::Win(Color::White) => record.black.clone(),
                 _ => record.white.clone(),
             };
-            self.finished.insert(record.game - 1, record.clone());
-            self.writer.add(record)?;
-            self.save()?;
+            self.journal.add(&self.shared.config, record)?;
             since_report += 1;
             if since_report >= self.shared.config.rating_interval {
                 since_report = 0;
@@ -484,7 +553,14 @@ impl Runner {
             // A worker that panicked has lost only its own game, which is not recorded.
             let _ = worker.join();
         }
-        let played = self.finished.len() as u64;
+        let played = self.journal.played();
+        if matches!(halt, Halt::Complete)
+            && played < own_total
+            && interrupted.load(Ordering::SeqCst)
+        {
+            // The workers saw the interrupt first and stopped.
+            halt = Halt::Interrupted;
+        }
         if matches!(halt, Halt::Complete) && played < own_total {
             let limit_reached = queue.lock().is_ok_and(|q| q.left_to_start == Some(0));
             halt = if limit_reached {
@@ -495,16 +571,17 @@ impl Runner {
                 ))
             };
         }
-        if since_report > 0 || self.finished.is_empty() {
+        // Also when this invocation played nothing (a resumed run that was
+        // already complete): the run's statistics come before its last line.
+        if since_report > 0 || played == played_before {
             self.print_statistics();
         }
         if matches!(
             halt,
             Halt::Complete | Halt::Decided(_) | Halt::DecidedAcrossShards(..)
         ) {
-            self.writer.flush_all()?;
+            self.journal.finish(&self.shared.config)?;
         }
-        self.save()?;
         let resume_hint = match &self.shared.config.state_file {
             Some(path) => format!("; continue with -resume {}", path.display()),
             None => String::new(),
@@ -555,31 +632,10 @@ impl Runner {
         outcome
     }
 
-    fn save(&self) -> Result<(), MatchError> {
-        let Some(path) = &self.shared.config.state_file else {
-            return Ok(());
-        };
-        self.state().save(path)
-    }
-
-    fn state(&self) -> SavedState {
-        let shard = self.shared.config.shard;
-        SavedState {
-            args: self.args.clone(),
-            seed: self.seed,
-            shard: (!shard.is_whole()).then(|| (shard.number(), shard.count())),
-            written: self.writer.written(),
-            games: self.finished.values().cloned().collect(),
-        }
-    }
-
     /// The test's encounter tallied over this process's games.
     fn own_tally(&self) -> Tally {
         let config = &self.shared.config;
-        tallies(config, &self.finished)
-            .into_iter()
-            .next()
-            .unwrap_or_default()
+        self.journal.standing(config).first_tally(config)
     }
 
     /// This shard's tally merged with those of the games the other shards
@@ -609,16 +665,8 @@ impl Runner {
                         "the state of another match, not of a shard of this one",
                     ));
                 }
-                let games = other
-                    .games
-                    .into_iter()
-                    .filter(|g| g.game > 0)
-                    .map(|g| (g.game - 1, g))
-                    .collect();
-                let tally = tallies(config, &games)
-                    .into_iter()
-                    .next()
-                    .unwrap_or_default();
+                let tally =
+                    with_pending(config, &other.standing, &other.pending).first_tally(config);
                 others.insert(
                     number,
                     OtherShard {
@@ -647,7 +695,7 @@ impl Runner {
 
     fn print_statistics(&self) {
         let config = &self.shared.config;
-        for line in statistics_lines(config, &tallies(config, &self.finished)) {
+        for line in statistics_lines(config, &self.journal.standing(config).tallies(config)) {
             println!("{line}");
         }
         let _ = std::io::stdout().flush();

@@ -4,10 +4,9 @@ use super::error::MatchError;
 use crate::rules::Color;
 use crate::tools::stats::GameOutcome;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::fs::{File, OpenOptions};
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// How a game ended, as the `Termination` tag names it (JSON uses the same words).
@@ -285,96 +284,160 @@ fn civil_date(days: i64) -> (i64, u32, u32) {
     (year, month, day)
 }
 
-/// Appends records to the PGN and JSON-lines files in game order, holding
-/// back games that finished before an earlier one.
-pub struct RecordWriter {
-    pgn: Option<RecordFile>,
-    jsonl: Option<RecordFile>,
-    /// Games 1..=written are on disk.
-    written: u64,
-    pending: BTreeMap<u64, GameRecord>,
+/// How many bytes of each record file hold committed records: those the
+/// match state counts as written.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RecordLengths {
+    /// Bytes of the PGN file.
+    pub pgn: u64,
+    /// Bytes of the JSON-lines file.
+    pub jsonl: u64,
 }
 
-/// One open record file and its name, for messages.
+/// The PGN and JSON-lines files of a run, appended one record at a time.
+pub struct RecordFiles {
+    pgn: Option<RecordFile>,
+    jsonl: Option<RecordFile>,
+}
+
+/// One open record file, its name for messages and its length.
 struct RecordFile {
     path: PathBuf,
-    file: BufWriter<File>,
+    file: File,
+    length: u64,
 }
 
 impl RecordFile {
-    fn append(path: Option<&Path>) -> Result<Option<RecordFile>, MatchError> {
-        path.map(|path| {
-            OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(path)
-                .map(|file| RecordFile {
-                    path: path.to_path_buf(),
-                    file: BufWriter::new(file),
-                })
-                .map_err(|e| MatchError::file(path, "open the record file", e))
-        })
-        .transpose()
+    /// Opens `path` for appending after its first `committed` bytes; `None`
+    /// appends after whatever the file holds.
+    fn open(path: Option<&Path>, committed: Option<u64>) -> Result<Option<RecordFile>, MatchError> {
+        let Some(path) = path else {
+            return Ok(None);
+        };
+        let failed = |e| MatchError::file(path, "open the record file", e);
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .map_err(failed)?;
+        let on_disk = file.metadata().map_err(failed)?.len();
+        let length = committed.unwrap_or(on_disk);
+        if on_disk < length {
+            return Err(MatchError::content(
+                path,
+                format!(
+                    "holds {on_disk} bytes of records, but the state counts {length}: \
+                     records were lost or the file was replaced"
+                ),
+            ));
+        }
+        if on_disk > length {
+            // Records appended after the state was last saved: the state does
+            // not count their games, which are played again.
+            file.set_len(length)
+                .map_err(|e| MatchError::file(path, "cut the uncommitted records from", e))?;
+        }
+        Ok(Some(RecordFile {
+            path: path.to_path_buf(),
+            file,
+            length,
+        }))
     }
 
     fn write(&mut self, bytes: &[u8]) -> Result<(), MatchError> {
         self.file
             .write_all(bytes)
-            .and_then(|()| self.file.flush())
-            .map_err(|e| MatchError::file(&self.path, "write records to", e))
+            .map_err(|e| MatchError::file(&self.path, "write records to", e))?;
+        self.length += bytes.len() as u64;
+        Ok(())
     }
 }
 
-impl RecordWriter {
-    /// Opens the files for appending; `written` games are already in them.
+impl RecordFiles {
+    /// Opens the files for appending. With `committed` (a run with a state),
+    /// anything after those lengths is cut first, and a file shorter than
+    /// its length is refused; without, records are appended after whatever
+    /// the files hold.
     pub fn open(
         pgn: Option<&Path>,
         jsonl: Option<&Path>,
-        written: u64,
+        committed: Option<RecordLengths>,
     ) -> Result<Self, MatchError> {
-        Ok(RecordWriter {
-            pgn: RecordFile::append(pgn)?,
-            jsonl: RecordFile::append(jsonl)?,
-            written,
-            pending: BTreeMap::new(),
+        Ok(RecordFiles {
+            pgn: RecordFile::open(pgn, committed.map(|c| c.pgn))?,
+            jsonl: RecordFile::open(jsonl, committed.map(|c| c.jsonl))?,
         })
     }
 
-    /// How many games, in order from the first, are on disk.
-    pub fn written(&self) -> u64 {
-        self.written
-    }
-
-    /// Takes a finished game and writes every record that is now next in order.
-    pub fn add(&mut self, record: GameRecord) -> Result<(), MatchError> {
-        self.pending.insert(record.game, record);
-        while let Some(record) = self.pending.remove(&(self.written + 1)) {
-            self.write(&record)?;
-            self.written += 1;
-        }
-        Ok(())
-    }
-
-    /// Writes whatever is still held back, gaps and all: the run is over for good.
-    pub fn flush_all(&mut self) -> Result<(), MatchError> {
-        for record in std::mem::take(&mut self.pending).into_values() {
-            self.write(&record)?;
-        }
-        Ok(())
-    }
-
-    fn write(&mut self, record: &GameRecord) -> Result<(), MatchError> {
+    /// Appends one game's records.
+    pub fn append(&mut self, record: &GameRecord) -> Result<(), MatchError> {
         if let Some(pgn) = &mut self.pgn {
             pgn.write(record.pgn().as_bytes())?;
         }
         if let Some(jsonl) = &mut self.jsonl {
-            let mut line =
-                serde_json::to_string(record).map_err(|e| MatchError::content(&jsonl.path, e))?;
-            line.push('\n');
-            jsonl.write(line.as_bytes())?;
+            jsonl.write(jsonl_line(record).as_bytes())?;
         }
         Ok(())
     }
+
+    /// Forces what was appended to the disk, so that a state saved next
+    /// never counts records a crash of the machine could lose.
+    pub fn sync(&self) -> Result<(), MatchError> {
+        for file in [&self.pgn, &self.jsonl].into_iter().flatten() {
+            file.file
+                .sync_data()
+                .map_err(|e| MatchError::file(&file.path, "write records to", e))?;
+        }
+        Ok(())
+    }
+
+    /// The files' lengths now.
+    pub fn lengths(&self) -> RecordLengths {
+        let length = |file: &Option<RecordFile>| file.as_ref().map_or(0, |f| f.length);
+        RecordLengths {
+            pgn: length(&self.pgn),
+            jsonl: length(&self.jsonl),
+        }
+    }
+}
+
+/// A game's JSON-lines record, newline included.
+pub fn jsonl_line(record: &GameRecord) -> String {
+    // A record holds only strings, numbers and lists: it always serializes.
+    let mut line = serde_json::to_string(record).unwrap_or_default();
+    line.push('\n');
+    line
+}
+
+/// Reads the records in the first `length` bytes of a JSON-lines file.
+pub fn read_jsonl(path: &Path, length: u64) -> Result<Vec<GameRecord>, MatchError> {
+    use std::io::Read;
+    let file = File::open(path).map_err(|e| MatchError::file(path, "read the records", e))?;
+    let mut bytes = Vec::new();
+    file.take(length)
+        .read_to_end(&mut bytes)
+        .map_err(|e| MatchError::file(path, "read the records", e))?;
+    if (bytes.len() as u64) < length {
+        return Err(MatchError::content(
+            path,
+            format!(
+                "holds {} bytes of records, but the state counts {length}",
+                bytes.len()
+            ),
+        ));
+    }
+    let text = String::from_utf8(bytes).map_err(|e| MatchError::content(path, e))?;
+    text.lines()
+        .enumerate()
+        .map(|(number, line)| {
+            serde_json::from_str(line).map_err(|e| {
+                MatchError::content(
+                    path,
+                    format!("line {}: not a game record ({e})", number + 1),
+                )
+            })
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -459,22 +522,33 @@ mod tests {
     }
 
     #[test]
-    fn records_are_written_in_game_order() {
+    fn records_beyond_the_committed_lengths_are_cut() {
         let dir = std::env::temp_dir().join(format!("agon-records-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("games.jsonl");
         let _ = std::fs::remove_file(&path);
-        let mut writer = RecordWriter::open(None, Some(&path), 0).unwrap();
-        writer.add(record(2)).unwrap();
-        assert_eq!(writer.written(), 0);
-        writer.add(record(1)).unwrap();
-        assert_eq!(writer.written(), 2);
-        let text = std::fs::read_to_string(&path).unwrap();
-        let games: Vec<u64> = text
-            .lines()
-            .map(|l| serde_json::from_str::<GameRecord>(l).unwrap().game)
+        let mut files =
+            RecordFiles::open(None, Some(&path), Some(RecordLengths::default())).unwrap();
+        files.append(&record(1)).unwrap();
+        let committed = files.lengths();
+        files.append(&record(2)).unwrap();
+        drop(files);
+        let files = RecordFiles::open(None, Some(&path), Some(committed)).unwrap();
+        assert_eq!(files.lengths(), committed);
+        let games: Vec<u64> = read_jsonl(&path, committed.jsonl)
+            .unwrap()
+            .iter()
+            .map(|r| r.game)
             .collect();
-        assert_eq!(games, vec![1, 2]);
+        assert_eq!(games, vec![1]);
+        let longer = RecordLengths {
+            jsonl: committed.jsonl + 1,
+            ..committed
+        };
+        let error = RecordFiles::open(None, Some(&path), Some(longer))
+            .err()
+            .unwrap();
+        assert!(error.to_string().contains("records were lost"), "{error}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

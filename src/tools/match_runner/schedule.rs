@@ -1,12 +1,13 @@
 //! The schedule of a match: where each game sits (round, encounter, pair,
-//! colours, opening), which shard plays it, and the tallies of finished
+//! colours, opening), which shard plays it, and the standing of finished
 //! games with pairs kept together, the same whichever process played them.
 
 use super::options::MatchConfig;
-use super::record::GameRecord;
+use super::record::Verdict;
 use crate::rules::Color;
-use crate::tools::stats::{GameOutcome, SprtConfig, Tally, summary_lines};
-use std::collections::{BTreeMap, HashMap};
+use crate::tools::stats::{SprtConfig, Tally, summary_lines};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 /// Where game `number` sits in the schedule.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -63,36 +64,95 @@ pub fn is_own_game(config: &MatchConfig, encounters: usize, index: u64) -> bool 
         .owns(slot(config, encounters, index).shared_unit(encounters))
 }
 
-/// The results of each encounter from its first engine's side, pairs kept
-/// together; `finished` holds records by 0-based game index.
-pub fn tallies(config: &MatchConfig, finished: &BTreeMap<u64, GameRecord>) -> Vec<Tally> {
-    let encounters = config.encounters().len();
-    let mut tallies = vec![Tally::new(); encounters];
-    let mut open_pairs: HashMap<(usize, u64), GameOutcome> = HashMap::new();
-    for (&index, record) in finished {
-        let place = slot(config, encounters, index);
-        let first_color = if place.first_is_white {
-            Color::White
-        } else {
-            Color::Black
-        };
-        let outcome = record.result.outcome_for(first_color);
-        let tally = &mut tallies[place.encounter];
-        if !config.repeat {
-            tally.add_game(outcome);
-            continue;
+/// The results of a set of games (one process's, or a merged run's), tallied
+/// for each encounter from its first engine's side with pairs kept
+/// together: what the statistics, the SPRT and a resumed run need, without
+/// the games themselves, and the same whichever process played them.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Standing {
+    /// Single games and complete pairs of each encounter.
+    tallies: Vec<Tally>,
+    /// Games whose pair partner is not counted yet, by 1-based number.
+    open: BTreeMap<u64, Verdict>,
+}
+
+impl Standing {
+    /// Counts game `number` (1-based) with its result.
+    pub fn add(&mut self, config: &MatchConfig, number: u64, result: Verdict) {
+        let encounters = config.encounters().len();
+        if self.tallies.len() < encounters {
+            self.tallies.resize(encounters, Tally::new());
         }
-        match open_pairs.remove(&(place.encounter, place.unit)) {
-            Some(partner) => tally.add_pair(partner, outcome),
+        let place = slot(config, encounters, number - 1);
+        let outcome = result.outcome_for(first_engine_color(&place));
+        if !config.repeat {
+            self.tallies[place.encounter].add_game(outcome);
+            return;
+        }
+        let partner = self.open.iter().find_map(|(&other, &verdict)| {
+            let other_place = slot(config, encounters, other - 1);
+            ((other_place.encounter, other_place.unit) == (place.encounter, place.unit))
+                .then(|| (other, verdict.outcome_for(first_engine_color(&other_place))))
+        });
+        match partner {
+            Some((other, partner_outcome)) => {
+                self.open.remove(&other);
+                let (first, second) = if other < number {
+                    (partner_outcome, outcome)
+                } else {
+                    (outcome, partner_outcome)
+                };
+                self.tallies[place.encounter].add_pair(first, second);
+            }
             None => {
-                open_pairs.insert((place.encounter, place.unit), outcome);
+                self.open.insert(number, result);
             }
         }
     }
-    for ((encounter, _), outcome) in open_pairs {
-        tallies[encounter].add_game(outcome);
+
+    /// Counts every game of `other` too (pairs never span shards, so two
+    /// shards' standings add up to the standing of all their games).
+    pub fn merge(&mut self, config: &MatchConfig, other: &Standing) {
+        if self.tallies.len() < other.tallies.len() {
+            self.tallies.resize(other.tallies.len(), Tally::new());
+        }
+        for (mine, theirs) in self.tallies.iter_mut().zip(&other.tallies) {
+            mine.merge(theirs);
+        }
+        for (&number, &result) in &other.open {
+            self.add(config, number, result);
+        }
     }
-    tallies
+
+    /// Games counted.
+    pub fn games(&self) -> u64 {
+        self.tallies.iter().map(Tally::games).sum::<u64>() + self.open.len() as u64
+    }
+
+    /// Each encounter's tally, a game whose partner is missing counted alone.
+    pub fn tallies(&self, config: &MatchConfig) -> Vec<Tally> {
+        let encounters = config.encounters().len();
+        let mut tallies = self.tallies.clone();
+        tallies.resize(encounters.max(tallies.len()), Tally::new());
+        for (&number, &result) in &self.open {
+            let place = slot(config, encounters, number - 1);
+            tallies[place.encounter].add_game(result.outcome_for(first_engine_color(&place)));
+        }
+        tallies
+    }
+
+    /// The test's encounter (the only or first one).
+    pub fn first_tally(&self, config: &MatchConfig) -> Tally {
+        self.tallies(config).into_iter().next().unwrap_or_default()
+    }
+}
+
+fn first_engine_color(place: &Slot) -> Color {
+    if place.first_is_white {
+        Color::White
+    } else {
+        Color::Black
+    }
 }
 
 /// The statistics block of every encounter that has games (of the only
@@ -214,5 +274,45 @@ mod tests {
             }
         }
         assert_eq!(seen.len() as u64, total);
+    }
+
+    #[test]
+    fn shards_standings_merge_into_the_standing_of_all_games() {
+        let whole = config(
+            "-engine cmd=a -engine cmd=b -engine cmd=c -each st=1 -games 3 -rounds 3 -repeat",
+        );
+        let verdicts = [
+            Verdict::Win(Color::White),
+            Verdict::Draw,
+            Verdict::Win(Color::Black),
+            Verdict::Draw,
+            Verdict::Win(Color::White),
+        ];
+        let result = |number: u64| verdicts[(number * 7 % 5) as usize];
+        let total = whole.total_games();
+        let mut all = Standing::default();
+        for number in 1..=total {
+            all.add(&whole, number, result(number));
+        }
+        assert_eq!(all.games(), total);
+        let mut merged = Standing::default();
+        for part in 1..=4 {
+            let mut shard = whole.clone();
+            shard.shard = crate::tools::shard::Shard::new(part, 4).unwrap();
+            let mut own = Standing::default();
+            // Later games first: a pair is the same pair in either order.
+            for number in (1..=total).rev().filter(|&n| is_own_game(&shard, 3, n - 1)) {
+                own.add(&whole, number, result(number));
+            }
+            merged.merge(&whole, &own);
+        }
+        assert_eq!(merged.tallies(&whole), all.tallies(&whole));
+        // A game whose partner is missing counts alone.
+        let mut open = Standing::default();
+        open.add(&whole, 1, Verdict::Win(Color::White));
+        let tally = open.first_tally(&whole);
+        assert_eq!((tally.wins, tally.pairs()), (1, 0));
+        open.add(&whole, 2, Verdict::Draw);
+        assert_eq!(open.first_tally(&whole).pairs(), 1);
     }
 }

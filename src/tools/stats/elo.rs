@@ -2,8 +2,24 @@
 //! likelihood of superiority.
 
 use super::erf::erfc;
-use super::tally::Estimate;
 use std::f64::consts::LN_10;
+
+/// A point estimate with the half-width of its 95% confidence interval.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Estimate {
+    /// The estimated value; may be infinite when the score is 0% or 100%.
+    pub value: f64,
+    /// Half-width of the 95% interval; infinite when the interval reaches a 0% or 100% score.
+    pub error: f64,
+}
+
+impl Estimate {
+    /// What is reported without any data: nothing is known, so the interval is unbounded.
+    pub const NO_DATA: Estimate = Estimate {
+        value: 0.0,
+        error: f64::INFINITY,
+    };
+}
 
 /// Two-sided 95% quantile of the standard normal distribution.
 pub const Z95: f64 = 1.959_963_984_540_054;

@@ -14,11 +14,11 @@ mod tally;
 #[cfg(test)]
 mod tests;
 
-pub use elo::{NELO_SCALE, Z95, elo_to_score, los, score_to_elo};
+pub use elo::{Estimate, NELO_SCALE, Z95, elo_to_score, los, score_to_elo};
 pub use erf::{erf, erfc};
 pub use outcome::{GameOutcome, PairOutcome};
 pub use sprt::{
     SprtConfig, SprtDecision, SprtError, SprtModel, SprtStatus, llr_pentanomial, llr_trinomial,
 };
 pub use summary::summary_lines;
-pub use tally::{Estimate, Tally};
+pub use tally::Tally;

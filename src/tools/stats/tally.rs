@@ -1,27 +1,13 @@
 //! Tallies of games and pairs, and the Elo, nElo and ratios they give.
 
-use super::elo::{GAME_SCORES, PAIR_SCORES, elo_estimate, los, moments, nelo_estimate, ratio};
+use super::elo::{
+    Estimate, GAME_SCORES, PAIR_SCORES, elo_estimate, los, moments, nelo_estimate, ratio,
+};
 use super::outcome::{GameOutcome, PairOutcome};
-
-/// A point estimate with the half-width of its 95% confidence interval.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Estimate {
-    /// The estimated value; may be infinite when the score is 0% or 100%.
-    pub value: f64,
-    /// Half-width of the 95% interval; infinite when the interval reaches a 0% or 100% score.
-    pub error: f64,
-}
-
-impl Estimate {
-    /// What is reported without any data: nothing is known, so the interval is unbounded.
-    pub const NO_DATA: Estimate = Estimate {
-        value: 0.0,
-        error: f64::INFINITY,
-    };
-}
+use serde::{Deserialize, Serialize};
 
 /// Accumulated results of one engine against another, from the first engine's point of view.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Tally {
     /// Games won by the first engine.
     pub wins: u64,

@@ -1,9 +1,9 @@
-//! The 91 cells numbered densely (0..91, grid order) for the network's
-//! inputs and the compact records, and the half-turn that shows the board
-//! from Black's side.
+//! The 91 cells numbered densely (0..91, grid order: the cell order of the
+//! training records and of the network's inputs), and the half-turn of the
+//! board that shows it from Black's side.
 
-use crate::rules::Cell;
-use crate::rules::geometry::{CELL_COUNT, GRID_SLOTS};
+use super::Cell;
+use super::geometry::{CELL_COUNT, GRID_SLOTS};
 
 const fn build_dense() -> ([u8; GRID_SLOTS], [u8; CELL_COUNT]) {
     let mut dense = [u8::MAX; GRID_SLOTS];

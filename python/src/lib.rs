@@ -1,0 +1,348 @@
+//! The `agon._agon` Python extension: positions, moves and verdicts from the
+//! rules core, and game records read and written by the match runner's own
+//! readers and writer, so that Python sees exactly what the tools see.
+
+mod records;
+
+use agon::rules::{
+    self, Cell, Color, Game, GameResult, Kind, Move, Position as RulesPosition, legal_moves,
+    parse_fen, parse_move, to_fen,
+};
+use pyo3::exceptions::{PyIndexError, PyValueError};
+use pyo3::prelude::*;
+use std::collections::BTreeMap;
+
+/// A move in `<from><to>` notation, e.g. `f1f2`.
+#[pyclass(name = "Move", module = "agon", frozen, eq, ord, hash, from_py_object)]
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+struct PyMove(Move);
+
+#[pymethods]
+impl PyMove {
+    /// The cell the piece leaves.
+    #[getter(from_cell)]
+    fn origin(&self) -> String {
+        self.0.from().to_string()
+    }
+
+    /// The cell the piece ends on.
+    #[getter(to_cell)]
+    fn destination(&self) -> String {
+        self.0.to().to_string()
+    }
+
+    fn __str__(&self) -> String {
+        self.0.to_string()
+    }
+
+    fn __repr__(&self) -> String {
+        format!("Move('{}')", self.0)
+    }
+}
+
+/// A move given as an `agon.Move` or as text.
+#[derive(FromPyObject)]
+enum MoveArg {
+    Move(PyMove),
+    Text(String),
+}
+
+impl MoveArg {
+    fn text(&self) -> String {
+        match self {
+            MoveArg::Move(mv) => mv.0.to_string(),
+            MoveArg::Text(text) => text.clone(),
+        }
+    }
+}
+
+/// How a game ended: the winner (`None` for a draw) and the reason.
+#[pyclass(module = "agon", frozen, get_all, eq)]
+#[derive(Clone, PartialEq)]
+struct Outcome {
+    /// `"white"`, `"black"`, or `None` for a draw.
+    winner: Option<&'static str>,
+    /// `"formation"`, `"forfeit"`, `"no-moves"` or `"repetition"`.
+    termination: &'static str,
+}
+
+#[pymethods]
+impl Outcome {
+    /// `"1-0"`, `"0-1"` or `"1/2-1/2"`.
+    fn result(&self) -> &'static str {
+        match self.winner {
+            Some("white") => "1-0",
+            Some(_) => "0-1",
+            None => "1/2-1/2",
+        }
+    }
+
+    fn __repr__(&self) -> String {
+        match self.winner {
+            Some(winner) => format!(
+                "Outcome(winner='{winner}', termination='{}')",
+                self.termination
+            ),
+            None => format!("Outcome(winner=None, termination='{}')", self.termination),
+        }
+    }
+}
+
+/// A position of a game and the moves that led to it from its root, which
+/// the repetition rule needs. `Position()` is the start position,
+/// `Position(fen)` any other.
+#[pyclass(name = "Position", module = "agon")]
+#[derive(Clone)]
+struct PyPosition {
+    /// The root and every position after it; the last is the current one.
+    positions: Vec<RulesPosition>,
+    /// The moves played from the root.
+    moves: Vec<Move>,
+}
+
+impl PyPosition {
+    fn rooted_at(root: RulesPosition) -> PyPosition {
+        PyPosition {
+            positions: vec![root],
+            moves: Vec::new(),
+        }
+    }
+
+    fn current(&self) -> &RulesPosition {
+        self.positions.last().unwrap_or(&self.positions[0])
+    }
+
+    fn game(&self) -> Game {
+        let mut game = Game::new(self.positions[0]);
+        for &mv in &self.moves {
+            game.play(mv);
+        }
+        game
+    }
+
+    fn legal(&self, mv: &MoveArg) -> PyResult<Move> {
+        if let MoveArg::Move(PyMove(mv)) = mv
+            && legal_moves(self.current()).iter().any(|legal| legal == mv)
+        {
+            return Ok(*mv);
+        }
+        // The rules core's parser says why a move is not legal.
+        parse_move(self.current(), &mv.text()).map_err(|e| PyValueError::new_err(e.to_string()))
+    }
+}
+
+/// The letter of the FEN for a piece, with `*` when it is captured.
+fn piece_text(color: Color, kind: Kind, captured: bool) -> String {
+    let letter = match (color, kind) {
+        (Color::White, Kind::Queen) => "Q",
+        (Color::White, Kind::Guard) => "G",
+        (Color::Black, Kind::Queen) => "q",
+        (Color::Black, Kind::Guard) => "g",
+    };
+    if captured {
+        format!("{letter}*")
+    } else {
+        letter.to_string()
+    }
+}
+
+fn find_cell(name: &str) -> PyResult<Cell> {
+    Cell::all()
+        .find(|cell| cell.to_string() == name)
+        .ok_or_else(|| PyValueError::new_err(format!("cell '{name}' is not on the board")))
+}
+
+#[pymethods]
+impl PyPosition {
+    #[new]
+    #[pyo3(signature = (fen = None))]
+    fn new(fen: Option<&str>) -> PyResult<PyPosition> {
+        let root = match fen {
+            None => rules::start_position(),
+            Some(text) => parse_fen(text).map_err(|e| PyValueError::new_err(e.to_string()))?,
+        };
+        Ok(PyPosition::rooted_at(root))
+    }
+
+    /// The position in FEN, move number included.
+    fn fen(&self) -> String {
+        to_fen(self.current())
+    }
+
+    /// The FEN of the root, the position before the first move of `move_stack`.
+    fn root_fen(&self) -> String {
+        to_fen(&self.positions[0])
+    }
+
+    /// The side to move, `"white"` or `"black"`.
+    #[getter]
+    fn turn(&self) -> &'static str {
+        self.current().side_to_move().name()
+    }
+
+    /// The Zobrist key: every cell's content and the side to move.
+    #[getter]
+    fn key(&self) -> u64 {
+        self.current().key()
+    }
+
+    /// The moves played from the root, oldest first.
+    #[getter]
+    fn move_stack(&self) -> Vec<PyMove> {
+        self.moves.iter().copied().map(PyMove).collect()
+    }
+
+    /// Every legal move, in the order of the move generator.
+    fn legal_moves(&self) -> Vec<PyMove> {
+        legal_moves(self.current())
+            .iter()
+            .copied()
+            .map(PyMove)
+            .collect()
+    }
+
+    /// The move `text` or `move` stands for if it is legal here; a
+    /// `ValueError` saying why not otherwise.
+    fn parse_move(&self, mv: MoveArg) -> PyResult<PyMove> {
+        self.legal(&mv).map(PyMove)
+    }
+
+    /// Whether `move` is legal here.
+    fn is_legal(&self, mv: MoveArg) -> bool {
+        self.legal(&mv).is_ok()
+    }
+
+    /// Plays a move (an `agon.Move` or its text). An illegal move raises
+    /// `ValueError` with the reason and leaves the position as it was.
+    fn push(&mut self, mv: MoveArg) -> PyResult<PyMove> {
+        let mv = self.legal(&mv)?;
+        let next = self.current().make_move(mv);
+        self.moves.push(mv);
+        self.positions.push(next);
+        Ok(PyMove(mv))
+    }
+
+    /// Takes back the last move and returns it (`IndexError` at the root).
+    fn pop(&mut self) -> PyResult<PyMove> {
+        let mv = self
+            .moves
+            .pop()
+            .ok_or_else(|| PyIndexError::new_err("pop from a position with no moves played"))?;
+        self.positions.pop();
+        Ok(PyMove(mv))
+    }
+
+    /// A copy; with `stack=False` the copy's root is the current position.
+    #[pyo3(signature = (stack = true))]
+    fn copy(&self, stack: bool) -> PyPosition {
+        if stack {
+            self.clone()
+        } else {
+            PyPosition::rooted_at(*self.current())
+        }
+    }
+
+    fn __copy__(&self) -> PyPosition {
+        self.clone()
+    }
+
+    fn __deepcopy__(&self, _memo: &Bound<'_, PyAny>) -> PyPosition {
+        self.clone()
+    }
+
+    /// `None` while the game goes on, else an `Outcome`. Repetition counts
+    /// the positions of `move_stack`.
+    fn outcome(&self) -> Option<Outcome> {
+        match self.game().result() {
+            GameResult::Ongoing => None,
+            GameResult::Win { winner, reason } => Some(Outcome {
+                winner: Some(winner.name()),
+                termination: reason.name(),
+            }),
+            GameResult::Draw => Some(Outcome {
+                winner: None,
+                termination: "repetition",
+            }),
+        }
+    }
+
+    /// Whether the game has ended (see `outcome`).
+    fn is_game_over(&self) -> bool {
+        self.game().result() != GameResult::Ongoing
+    }
+
+    /// The number of legal move sequences of `depth` moves (protocol.md 3.6).
+    fn perft(&self, py: Python<'_>, depth: u32) -> u64 {
+        let position = *self.current();
+        py.detach(|| rules::perft::perft(&position, depth))
+    }
+
+    /// What stands on `cell`: `"Q"`, `"G"`, `"q"`, `"g"`, with `*` when
+    /// captured, or `None`.
+    fn piece_at(&self, cell: &str) -> PyResult<Option<String>> {
+        let cell = find_cell(cell)?;
+        Ok(self
+            .current()
+            .piece_at(cell)
+            .map(|p| piece_text(p.color, p.kind, p.captured)))
+    }
+
+    /// Every occupied cell and what stands on it (see `piece_at`).
+    fn pieces(&self) -> BTreeMap<String, String> {
+        Cell::all()
+            .filter_map(|cell| {
+                let piece = self.current().piece_at(cell)?;
+                Some((
+                    cell.to_string(),
+                    piece_text(piece.color, piece.kind, piece.captured),
+                ))
+            })
+            .collect()
+    }
+
+    fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
+        other
+            .cast::<PyPosition>()
+            .is_ok_and(|other| other.borrow().current() == self.current())
+    }
+
+    fn __hash__(&self) -> u64 {
+        self.current().key()
+    }
+
+    fn __repr__(&self) -> String {
+        format!("Position('{}')", self.fen())
+    }
+
+    /// The board as an SVG picture, which notebooks draw (see `agon.svg`).
+    fn _repr_svg_(slf: &Bound<'_, Self>) -> PyResult<String> {
+        slf.py()
+            .import("agon.svg")?
+            .call_method1("board", (slf,))?
+            .extract()
+    }
+
+    fn __str__(&self) -> String {
+        self.fen()
+    }
+}
+
+/// The board's cells: (name, file, rank, ring), file and rank counted from
+/// 0 (`a1` is file 0, rank 0), in the rules core's order.
+#[pyfunction]
+fn cells() -> Vec<(String, u8, u8, u8)> {
+    Cell::all()
+        .map(|cell| (cell.to_string(), cell.file(), cell.rank(), cell.ring()))
+        .collect()
+}
+
+#[pymodule]
+fn _agon(module: &Bound<'_, PyModule>) -> PyResult<()> {
+    module.add("START_FEN", rules::START_FEN)?;
+    module.add("THRONE", Cell::THRONE.to_string())?;
+    module.add_class::<PyPosition>()?;
+    module.add_class::<PyMove>()?;
+    module.add_class::<Outcome>()?;
+    module.add_function(wrap_pyfunction!(cells, module)?)?;
+    records::register(module)
+}

@@ -1,0 +1,200 @@
+//! `agon train` through the binary, on records made by `agon datagen`: a
+//! run killed mid-epoch leaves the previous network or the next one, never
+//! part of one; `--resume` continues to the same losses as an uninterrupted
+//! run; the embedded network is not trained into unless asked.
+
+mod common;
+use agon::search::nnue::{FILE_SIZE, Network};
+use common::{AGON, run_agon, scratch_dir};
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// A small record file from a real datagen run.
+fn records(dir: &Path) -> String {
+    let data = dir.join("data.bin");
+    let data = data.to_str().unwrap().to_string();
+    let run = run_agon(&[
+        "datagen",
+        "--output",
+        &data,
+        "--nodes",
+        "200",
+        "--threads",
+        "2",
+        "--games",
+        "16",
+        "--seed",
+        "3",
+    ]);
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    data
+}
+
+fn train_args<'a>(data: &'a str, output: &'a str, epochs: &'a str) -> Vec<&'a str> {
+    vec![
+        "train",
+        data,
+        "--output",
+        output,
+        "--epochs",
+        epochs,
+        "--batch",
+        "64",
+        "--lr",
+        "0.003",
+        "--validation",
+        "0.1",
+        "--seed",
+        "9",
+        "--threads",
+        "2",
+    ]
+}
+
+/// The epoch lines of `stdout` without their times: `(epoch, losses)`.
+fn epoch_losses(stdout: &str) -> Vec<(String, String)> {
+    stdout
+        .lines()
+        .filter(|line| line.starts_with("epoch ") && line.contains(" train loss "))
+        .map(|line| {
+            let (epoch, rest) = line.split_once(" train loss ").unwrap();
+            let losses = rest.rsplit_once(" (").map_or(rest, |(losses, _)| losses);
+            (epoch.to_string(), losses.to_string())
+        })
+        .collect()
+}
+
+fn train(args: &[&str]) -> String {
+    let run = run_agon(args);
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    String::from_utf8_lossy(&run.stdout).to_string()
+}
+
+#[test]
+fn a_run_killed_mid_epoch_leaves_a_whole_network_and_resumes_to_the_same_losses() {
+    let dir = scratch_dir("train-kill");
+    let data = records(&dir);
+    let whole = dir.join("whole.nnue");
+    let whole = whole.to_str().unwrap();
+    let uninterrupted = epoch_losses(&train(&train_args(&data, whole, "8")));
+    assert_eq!(uninterrupted.len(), 8, "{uninterrupted:?}");
+
+    // While the run goes, the network file is watched without pause: it is
+    // absent or a whole network, never being rewritten in place.
+    let killed = dir.join("killed.nnue");
+    let killed = killed.to_str().unwrap().to_string();
+    let running = Arc::new(AtomicBool::new(true));
+    let watcher = {
+        let (running, killed) = (Arc::clone(&running), killed.clone());
+        std::thread::spawn(move || {
+            let mut seen = std::collections::BTreeSet::new();
+            while running.load(Ordering::SeqCst) {
+                if let Ok(metadata) = std::fs::metadata(&killed) {
+                    seen.insert(metadata.len());
+                }
+            }
+            seen
+        })
+    };
+    let mut child = Command::new(AGON)
+        .args(train_args(&data, &killed, "8"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    // Killed in the middle of epoch 4, after epoch 3 was written.
+    let mut before_kill = String::new();
+    for line in lines.by_ref() {
+        let line = line.unwrap();
+        before_kill.push_str(&line);
+        before_kill.push('\n');
+        if line.starts_with("epoch 3 ") {
+            break;
+        }
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    running.store(false, Ordering::SeqCst);
+    let sizes = watcher.join().unwrap();
+    assert_eq!(
+        sizes.into_iter().collect::<Vec<_>>(),
+        vec![FILE_SIZE as u64],
+        "the network file was seen part-written"
+    );
+    Network::load(Path::new(&killed)).expect("the network left by the kill loads");
+
+    let mut resume = train_args(&data, &killed, "8");
+    resume.push("--resume");
+    let resumed = train(&resume);
+    assert!(resumed.contains("resuming after epoch "), "{resumed}");
+    let resumed = epoch_losses(&resumed);
+    let done_before = 8 - resumed.len();
+    assert!(done_before >= 3, "{resumed:?}");
+    assert_eq!(
+        resumed,
+        uninterrupted[done_before..],
+        "the resumed run goes on as the uninterrupted one"
+    );
+    assert_eq!(
+        epoch_losses(&before_kill)[..],
+        uninterrupted[..3],
+        "{before_kill}"
+    );
+    assert_eq!(
+        std::fs::read(&killed).unwrap(),
+        std::fs::read(whole).unwrap(),
+        "the same network in the end"
+    );
+
+    // A resume with other settings is refused rather than mixed.
+    let mut other = train_args(&data, &killed, "9");
+    other[7] = "128";
+    other.push("--resume");
+    let run = run_agon(&other);
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(
+        !run.status.success() && stderr.contains("cannot resume"),
+        "{stderr}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_embedded_network_is_trained_into_only_when_asked() {
+    let dir = scratch_dir("train-embedded");
+    let data = records(&dir);
+    let embedded = concat!(env!("CARGO_MANIFEST_DIR"), "/nets/agon.nnue");
+    let before = std::fs::read(embedded).unwrap();
+    let nets = dir.join("nets");
+    std::fs::create_dir_all(&nets).unwrap();
+    let other_tree = nets.join("agon.nnue");
+    let other_tree = other_tree.to_str().unwrap();
+    for output in [embedded, other_tree] {
+        let run = run_agon(&train_args(&data, output, "1"));
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert!(
+            !run.status.success() && stderr.contains("--replace-embedded"),
+            "{output}: {stderr}"
+        );
+    }
+    assert_eq!(std::fs::read(embedded).unwrap(), before);
+    assert!(!Path::new(other_tree).exists());
+    let mut asked = train_args(&data, other_tree, "1");
+    asked.push("--replace-embedded");
+    train(&asked);
+    Network::load(Path::new(other_tree)).unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+}
