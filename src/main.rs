@@ -215,6 +215,64 @@ enum Command {
         #[arg(long, default_value = "127.0.0.1")]
         host: std::net::IpAddr,
     },
+    /// Serve the GUI's page to many anonymous visitors at once, each playing
+    /// their own games against a pool of engines, stored in SQLite; the first
+    /// output line is the URL.
+    Serve {
+        /// Address to listen on.
+        #[arg(long, default_value = "127.0.0.1")]
+        host: std::net::IpAddr,
+        /// Port to listen on (0: a free one).
+        #[arg(long, default_value_t = 8080)]
+        port: u16,
+        /// The SQLite database of the games (created when missing).
+        #[arg(long, default_value = "agon-games.sqlite")]
+        db: std::path::PathBuf,
+        /// Engine processes (default: the number of cores).
+        #[arg(long, value_parser = threads())]
+        engines: Option<usize>,
+        /// Engine searches that may wait before new moves are refused with 503.
+        #[arg(long, default_value_t = 512, value_parser = RangedU64ValueParser::<usize>::new().range(1..=1_000_000))]
+        queue: usize,
+        /// Requests a second allowed from one client address (bursts of twice that).
+        #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..))]
+        rate: u32,
+        /// Behind a TLS reverse proxy: the client address is the last
+        /// X-Forwarded-For entry and the cookie is Secure.
+        #[arg(long)]
+        behind_proxy: bool,
+        /// An Origin allowed on state-changing requests (repeatable; default:
+        /// the origin of the request's Host).
+        #[arg(long = "origin")]
+        origins: Vec<String>,
+        /// Finished games are deleted after this many days without a change.
+        #[arg(long, default_value_t = 30)]
+        keep_finished_days: u64,
+        /// Unfinished games are deleted after this many days without a change.
+        #[arg(long, default_value_t = 90)]
+        keep_unfinished_days: u64,
+    },
+    /// Simulated visitors playing whole games against an `agon serve` at URL
+    /// through the page's HTTP API; prints requests, games, errors and latencies.
+    Loadtest {
+        /// The server's URL, as `agon serve` printed it.
+        url: String,
+        /// Visitors playing at once.
+        #[arg(long, default_value_t = 20, value_parser = RangedU64ValueParser::<usize>::new().range(1..=100_000))]
+        visitors: usize,
+        /// Seconds to run.
+        #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..))]
+        duration: u64,
+        /// The engine's level (0: weakest, 4: full strength).
+        #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=4))]
+        level: u64,
+        /// Seed of the visitors' random moves.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Appends a JSON line for every acknowledged change of a game (visitor, game, moves).
+        #[arg(long)]
+        journal: Option<std::path::PathBuf>,
+    },
     /// Analyse positions (a FEN per line, optionally `; moves ...`) into JSON lines.
     Analyze {
         /// File of positions; standard input when absent.
@@ -363,6 +421,48 @@ fn main() -> ExitCode {
             host,
             no_open,
             engines,
+        })
+        .map_err(Into::into),
+        Some(Command::Serve {
+            host,
+            port,
+            db,
+            engines,
+            queue,
+            rate,
+            behind_proxy,
+            origins,
+            keep_finished_days,
+            keep_unfinished_days,
+        }) => agon::tools::serve::run(&agon::tools::serve::ServeSettings {
+            host,
+            port,
+            db,
+            engines: engines.unwrap_or_else(|| {
+                std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+            }),
+            queue,
+            rate,
+            behind_proxy,
+            origins,
+            keep_finished_days,
+            keep_unfinished_days,
+        })
+        .map_err(Into::into),
+        Some(Command::Loadtest {
+            url,
+            visitors,
+            duration,
+            level,
+            seed,
+            journal,
+        }) => agon::tools::serve::loadtest::run(&agon::tools::serve::loadtest::LoadSettings {
+            url,
+            visitors,
+            duration: std::time::Duration::from_secs(duration),
+            level: usize::try_from(level).unwrap_or(0),
+            seed,
+            journal,
         })
         .map_err(Into::into),
         Some(Command::Analyze {

@@ -1,7 +1,7 @@
 //! Text notations: FEN for positions, `<from><to>` for moves, with typed
 //! errors that say what is wrong and where.
 
-use super::geometry::{Cell, OUTER_RING, THRONE, sandwiched_by};
+use super::geometry::{Cell, THRONE, sandwiched_by};
 use super::movegen::legal_moves;
 use super::position::{Color, Kind, Move, Piece, Position};
 use std::fmt;
@@ -320,13 +320,106 @@ pub enum MoveError {
     Syntax(String),
     /// A cell name that is not on the board.
     OffBoard(String),
-    /// Well-formed, but not legal in the position; the text says why.
+    /// Well-formed, but not legal in the position.
     Illegal {
         /// The move as written.
         text: String,
         /// What rule it breaks.
-        reason: String,
+        reason: IllegalReason,
     },
+}
+
+/// The rule a well-formed move breaks, the first that applies.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub enum IllegalReason {
+    /// A formation has already ended the game (its outcome, in words).
+    Decided(String),
+    /// The origin is empty.
+    NoPiece(Cell),
+    /// The piece on the origin belongs to the side not to move.
+    NotYours {
+        /// The origin.
+        cell: Cell,
+        /// Whose piece it is.
+        owner: Color,
+    },
+    /// The destination holds a piece (captured or not).
+    Occupied(Cell),
+    /// The destination lies between two active enemy pieces.
+    Flanked(Cell),
+    /// A captured piece waits, and this move is not its relocation.
+    RelocateFirst,
+    /// The queen and a guard are captured, and the guard was chosen.
+    QueenFirst,
+    /// A captured guard may only return to the outer ring.
+    GuardOffOuterRing(Cell),
+    /// A guard may never enter the throne.
+    ThroneForQueenOnly,
+    /// A queen on the throne never steps off it.
+    ThroneKept,
+    /// A step goes to a neighbouring cell only.
+    NotAdjacent {
+        /// The origin.
+        from: Cell,
+        /// The destination.
+        to: Cell,
+    },
+    /// A step may not go away from the throne.
+    Outward,
+}
+
+impl IllegalReason {
+    /// A short stable name for the rule, for programs (the GUI's
+    /// translations, tests).
+    pub const fn code(&self) -> &'static str {
+        match self {
+            IllegalReason::Decided(_) => "decided",
+            IllegalReason::NoPiece(_) => "no-piece",
+            IllegalReason::NotYours { .. } => "not-yours",
+            IllegalReason::Occupied(_) => "occupied",
+            IllegalReason::Flanked(_) => "flanked",
+            IllegalReason::RelocateFirst => "relocate-first",
+            IllegalReason::QueenFirst => "queen-first",
+            IllegalReason::GuardOffOuterRing(_) => "guard-outer-ring",
+            IllegalReason::ThroneForQueenOnly => "throne-queen-only",
+            IllegalReason::ThroneKept => "throne-kept",
+            IllegalReason::NotAdjacent { .. } => "not-adjacent",
+            IllegalReason::Outward => "outward",
+        }
+    }
+}
+
+impl fmt::Display for IllegalReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            IllegalReason::Decided(outcome) => {
+                write!(f, "the game is already decided by a formation ({outcome})")
+            }
+            IllegalReason::NoPiece(cell) => write!(f, "there is no piece on {cell}"),
+            IllegalReason::NotYours { cell, owner } => write!(
+                f,
+                "the piece on {cell} is {}'s, and {} is to move",
+                owner.name(),
+                (!*owner).name()
+            ),
+            IllegalReason::Occupied(cell) => write!(f, "{cell} is occupied"),
+            IllegalReason::Flanked(cell) => {
+                write!(f, "{cell} lies between two active enemy pieces")
+            }
+            IllegalReason::RelocateFirst => write!(f, "a captured piece must be relocated first"),
+            IllegalReason::QueenFirst => {
+                write!(f, "the captured queen must be relocated before any guard")
+            }
+            IllegalReason::GuardOffOuterRing(cell) => write!(
+                f,
+                "a captured guard may only go to the outer ring, and {cell} is not on it"
+            ),
+            IllegalReason::ThroneForQueenOnly => write!(f, "only a queen may enter the throne"),
+            IllegalReason::ThroneKept => write!(f, "a queen on the throne never steps off it"),
+            IllegalReason::NotAdjacent { from, to } => write!(f, "{to} is not next to {from}"),
+            IllegalReason::Outward => write!(f, "a step may not go outward"),
+        }
+    }
 }
 
 impl fmt::Display for MoveError {
@@ -397,57 +490,52 @@ pub fn parse_move(position: &Position, text: &str) -> Result<Move, MoveError> {
     }
 }
 
-/// Explains, in words, why a move from `from` to `to` is not legal.
-fn illegal_reason(position: &Position, from: Cell, to: Cell) -> String {
+/// The rule that a move from `from` to `to` breaks.
+fn illegal_reason(position: &Position, from: Cell, to: Cell) -> IllegalReason {
     let us = position.side_to_move();
     if let Some(outcome) = position.formation_outcome() {
-        return format!("the game is already decided by a formation ({outcome:?})");
+        return IllegalReason::Decided(format!("{outcome:?}"));
     }
     let Some(piece) = position.piece_at(from) else {
-        return format!("there is no piece on {from}");
+        return IllegalReason::NoPiece(from);
     };
     if piece.color != us {
-        return format!(
-            "the piece on {from} is {}'s, and {} is to move",
-            piece.color.name(),
-            us.name()
-        );
+        return IllegalReason::NotYours {
+            cell: from,
+            owner: piece.color,
+        };
     }
     if position.piece_at(to).is_some() {
-        return format!("{to} is occupied");
+        return IllegalReason::Occupied(to);
     }
     if sandwiched_by(position.active(!us)) & to.bit() != 0 {
-        return format!("{to} lies between two active enemy pieces");
+        return IllegalReason::Flanked(to);
     }
     let waiting = position.captured(us);
     if waiting != 0 {
         if !piece.captured {
-            return "a captured piece must be relocated first".to_string();
+            return IllegalReason::RelocateFirst;
         }
         if piece.kind == Kind::Guard && waiting & position.queens() != 0 {
-            return "the captured queen must be relocated before any guard".to_string();
+            return IllegalReason::QueenFirst;
         }
-        if piece.kind == Kind::Guard && to.bit() & OUTER_RING == 0 {
-            return format!(
-                "a captured guard may only go to the outer ring, and {to} is not on it"
-            );
-        }
-        return "this relocation is not allowed".to_string();
+        // Relocating the queen, or a guard to the outer ring, is legal
+        // wherever the cell is free and not flanked: a guard is all that is left.
+        return IllegalReason::GuardOffOuterRing(to);
     }
     if to == Cell::THRONE && piece.kind == Kind::Guard {
-        return "only a queen may enter the throne".to_string();
+        return IllegalReason::ThroneForQueenOnly;
     }
     if from == Cell::THRONE {
-        return "a queen on the throne never steps off it".to_string();
+        return IllegalReason::ThroneKept;
     }
     let adjacent = super::geometry::NEIGHBOURS[from.index()] & to.bit() != 0;
     if !adjacent {
-        return format!("{to} is not next to {from}");
+        return IllegalReason::NotAdjacent { from, to };
     }
-    if to.ring() > from.ring() {
-        return "a step may not go outward".to_string();
-    }
-    "it breaks the rules of movement".to_string()
+    // An adjacent, free, unflanked cell that is no throne and no sideways
+    // or inward step can only be outward.
+    IllegalReason::Outward
 }
 
 #[cfg(test)]

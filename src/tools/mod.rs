@@ -10,6 +10,7 @@ pub mod gui;
 pub mod match_runner;
 pub mod perft;
 pub mod seeds;
+pub mod serve;
 pub mod shard;
 pub mod spsa;
 pub mod stats;

@@ -2,8 +2,9 @@
 //! analyses Agon games in the browser, the engines driven through the protocol.
 
 pub mod driver;
+mod lessons;
 pub mod pgn;
-mod server;
+pub(crate) mod server;
 pub mod session;
 
 use session::{EngineChoice, Session, lock};
@@ -89,27 +90,15 @@ async fn serve(
             settings.host
         );
     }
-    let address = SocketAddr::new(settings.host, settings.port);
-    let listener = tokio::net::TcpListener::bind(address)
-        .await
-        .map_err(|e| format!("cannot listen on {address}: {e}"))?;
-    let bound = listener
-        .local_addr()
-        .map_err(|e| format!("no local address: {e}"))?;
+    let (listener, origin) = listen(settings.host, settings.port).await?;
     let (events, _) = broadcast::channel::<(String, String)>(256);
     let publisher = events.clone();
     let session = Session::new(choices, default_engine, move |event, data| {
         let _ = publisher.send((event.to_string(), data));
     });
     let token = new_token();
-    let host = server::address_text(reachable_address(settings.host));
-    let url = format!("http://{host}:{}/?token={token}", bound.port());
-    {
-        let mut out = std::io::stdout().lock();
-        writeln!(out, "{url}")
-            .and_then(|()| out.flush())
-            .map_err(|e| e.to_string())?;
-    }
+    let url = format!("{}/?token={token}", origin.url);
+    announce(&url)?;
     log::info!("serving the GUI at {url}");
     if !settings.no_open {
         open_browser(&url);
@@ -119,7 +108,7 @@ async fn serve(
         session: Arc::clone(&session),
         events,
         token,
-        hosts: server::Hosts::new(settings.host, bound.port()),
+        hosts: server::Hosts::new(settings.host, origin.port),
     });
     let outcome = axum::serve(listener, app)
         .with_graceful_shutdown(shutdown_signal())
@@ -136,6 +125,42 @@ async fn serve(
     .map_err(|e| e.to_string())?;
     log::info!("stopped; every engine ended");
     outcome
+}
+
+/// Where a server listens: the port it got, and `http://address:port` for its URL.
+pub(crate) struct Origin {
+    /// The port bound (a free one when 0 was asked for).
+    pub port: u16,
+    /// The URL's scheme, address and port, without a path.
+    pub url: String,
+}
+
+/// Listens on `host:port`.
+pub(crate) async fn listen(
+    host: IpAddr,
+    port: u16,
+) -> Result<(tokio::net::TcpListener, Origin), String> {
+    let address = SocketAddr::new(host, port);
+    let listener = tokio::net::TcpListener::bind(address)
+        .await
+        .map_err(|e| format!("cannot listen on {address}: {e}"))?;
+    let port = listener
+        .local_addr()
+        .map_err(|e| format!("no local address: {e}"))?
+        .port();
+    let url = format!(
+        "http://{}:{port}",
+        server::address_text(reachable_address(host))
+    );
+    Ok((listener, Origin { port, url }))
+}
+
+/// Prints the URL as the first line on stdout.
+pub(crate) fn announce(url: &str) -> Result<(), String> {
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{url}")
+        .and_then(|()| out.flush())
+        .map_err(|e| e.to_string())
 }
 
 /// The address to print for a server listening on `host`: itself, or for
@@ -174,7 +199,7 @@ async fn tick(session: Arc<std::sync::Mutex<Session>>) {
     }
 }
 
-async fn shutdown_signal() {
+pub(crate) async fn shutdown_signal() {
     let interrupt = async {
         let _ = tokio::signal::ctrl_c().await;
     };

@@ -25,13 +25,34 @@ const APP_JS: &str = include_str!("web/app.js");
 const APP_CSS: &str = include_str!("web/app.css");
 const I18N_JS: &str = include_str!("web/i18n.js");
 const BOARD_JS: &str = include_str!("web/board.js");
+const RULES_JS: &str = include_str!("web/rules.js");
+const LESSONS_JS: &str = include_str!("web/lessons.js");
+const WELCOME_JS: &str = include_str!("web/welcome.js");
+const LEARN_CSS: &str = include_str!("web/learn.css");
 
 /// The page's string tables, one file a language; the page learns the
 /// languages it speaks from this list alone (served joined as `/lang.js`).
-const LANGUAGE_TABLES: &[&str] = &[include_str!("web/lang/en.js")];
+pub(super) const LANGUAGE_TABLES: &[&str] = &[
+    include_str!("web/lang/en.js"),
+    include_str!("web/lang/es.js"),
+    include_str!("web/lang/hu.js"),
+    include_str!("web/lang/vi.js"),
+    include_str!("web/lang/ja.js"),
+    include_str!("web/lang/ko.js"),
+];
 
 /// The static files anyone may fetch: they hold no state and no token.
-const PUBLIC_ASSETS: &[&str] = &["/app.js", "/app.css", "/i18n.js", "/lang.js", "/board.js"];
+const PUBLIC_ASSETS: &[&str] = &[
+    "/app.js",
+    "/app.css",
+    "/i18n.js",
+    "/lang.js",
+    "/board.js",
+    "/rules.js",
+    "/lessons.js",
+    "/welcome.js",
+    "/learn.css",
+];
 
 /// What every request handler shares.
 #[derive(Clone)]
@@ -106,6 +127,18 @@ pub fn address_text(host: IpAddr) -> String {
 
 /// The routes.
 pub fn router(shared: Shared) -> Router {
+    page_routes()
+        .route("/api/state", get(state))
+        .route("/api/events", get(events))
+        .route("/api/command", post(command))
+        .route("/api/pgn", get(export).post(import))
+        .route("/api/preview", post(preview))
+        .layer(middleware::from_fn_with_state(shared.clone(), guard))
+        .with_state(shared)
+}
+
+/// The page and its files, which hold no state: the same for `agon gui` and `agon serve`.
+pub(crate) fn page_routes<S: Clone + Send + Sync + 'static>() -> Router<S> {
     Router::new()
         .route("/", get(index))
         .route(
@@ -125,14 +158,44 @@ pub fn router(shared: Shared) -> Router {
             get(|| asset(BOARD_JS, "text/javascript; charset=utf-8")),
         )
         .route("/lang.js", get(language_tables))
+        .route(
+            "/rules.js",
+            get(|| asset(RULES_JS, "text/javascript; charset=utf-8")),
+        )
+        .route(
+            "/lessons.js",
+            get(|| asset(LESSONS_JS, "text/javascript; charset=utf-8")),
+        )
+        .route(
+            "/welcome.js",
+            get(|| asset(WELCOME_JS, "text/javascript; charset=utf-8")),
+        )
+        .route(
+            "/learn.css",
+            get(|| asset(LEARN_CSS, "text/css; charset=utf-8")),
+        )
+        .merge(super::lessons::routes())
         .route("/api/geometry", get(|| async { axum::Json(geometry()) }))
-        .route("/api/state", get(state))
-        .route("/api/events", get(events))
-        .route("/api/command", post(command))
-        .route("/api/pgn", get(export).post(import))
-        .route("/api/preview", post(preview))
-        .layer(middleware::from_fn_with_state(shared.clone(), guard))
-        .with_state(shared)
+}
+
+/// The headers that keep the page from loading or being framed by anything foreign.
+pub(crate) fn add_security_headers(headers: &mut HeaderMap) {
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    headers.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(
+            "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; frame-ancestors 'none'",
+        ),
+    );
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    headers.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
+    headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
 }
 
 fn refuse(status: StatusCode, why: &str) -> Response {
@@ -171,14 +234,7 @@ async fn guard(
         }
     }
     let mut response = next.run(request).await;
-    let headers = response.headers_mut();
-    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    headers.insert(
-        header::CONTENT_SECURITY_POLICY,
-        HeaderValue::from_static(
-            "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'",
-        ),
-    );
+    add_security_headers(response.headers_mut());
     response
 }
 

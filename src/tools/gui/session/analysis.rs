@@ -1,8 +1,7 @@
 //! Analysis of the position shown: one search at a time, its lines throttled to the page.
 
-use super::view::cells_json;
 use super::{Role, Session, finished};
-use crate::rules::{Color, parse_fen, parse_move, to_fen};
+use crate::rules::{Color, parse_fen, to_fen};
 use crate::tools::gui::driver::{Info, Purpose, Request, Search};
 use crate::tools::gui::pgn::WhiteScore;
 use serde_json::{Value, json};
@@ -53,14 +52,7 @@ impl Session {
     /// The board after `moves` from the position shown (a preview of a line),
     /// as the cells' contents; the moves stop at the first illegal one.
     pub fn preview(&self, moves: &[String]) -> Value {
-        let mut position = *self.record.game_at(self.record.cursor).position();
-        for text in moves {
-            match parse_move(&position, text) {
-                Ok(mv) => position = position.make_move(mv),
-                Err(_) => break,
-            }
-        }
-        json!({ "cells": cells_json(&position) })
+        super::view::preview(&self.record, moves)
     }
 
     /// Sends the analysis if it changed since the last time (called on a timer).

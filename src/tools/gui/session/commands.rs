@@ -2,7 +2,9 @@
 
 use super::clocks::parse_time_control;
 use super::seats::{Role, setoption};
-use super::{FULL_STRENGTH_MOVETIME_MS, LEVEL_NODES, Mode, Session, finished, read_start};
+use super::{
+    FULL_STRENGTH_MOVETIME_MS, Mode, Session, check_level, finished, read_colour, read_start,
+};
 use crate::rules::{Color, parse_move, to_fen};
 use crate::tools::gui::driver::{Purpose, Request, Search};
 use serde::Deserialize;
@@ -151,15 +153,8 @@ impl Session {
                 engine,
             } => {
                 let start = read_start(fen.as_deref())?;
-                let human = match human.as_deref() {
-                    None | Some("white") => Color::White,
-                    Some("black") => Color::Black,
-                    Some(other) => return Err(format!("no colour '{other}'")),
-                };
-                let level = level.unwrap_or(self.level);
-                if level > LEVEL_NODES.len() {
-                    return Err(format!("no level {level}: 0 to {}", LEVEL_NODES.len()));
-                }
+                let human = read_colour(human.as_deref())?;
+                let level = check_level(level.unwrap_or(self.level))?;
                 let clocks = parse_time_control(tc.as_deref().unwrap_or(""))?;
                 if let Some(engine) = engine {
                     self.choose_engine(Role::Opponent, engine)?;

@@ -19,8 +19,9 @@ use analysis::Analysis;
 use clocks::Clocks;
 pub use commands::Command;
 use record::{Finish, Ply, Record};
+pub(crate) use seats::ROLES;
+use seats::Seat;
 pub use seats::{EngineChoice, Role};
-use seats::{ROLES, Seat};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 pub use view::geometry;
@@ -28,7 +29,19 @@ pub use view::geometry;
 /// The engine a person plays against by default searches this long per move.
 const FULL_STRENGTH_MOVETIME_MS: u64 = 1000;
 /// Node limits of the strength levels below full strength.
-const LEVEL_NODES: [u64; 4] = [300, 3_000, 30_000, 300_000];
+pub(crate) const LEVEL_NODES: [u64; 4] = [300, 3_000, 30_000, 300_000];
+/// The `go` line of a strength level without a clock and how long it may
+/// take: a node limit, or a fixed time per move at full strength.
+pub(crate) fn level_search(level: usize) -> (String, Duration) {
+    match LEVEL_NODES.get(level) {
+        Some(nodes) => (format!("go nodes {nodes}"), Duration::from_secs(30)),
+        None => (
+            format!("go movetime {FULL_STRENGTH_MOVETIME_MS}"),
+            Duration::from_millis(FULL_STRENGTH_MOVETIME_MS),
+        ),
+    }
+}
+
 /// Analysis updates sent to the page at most this often.
 pub const ANALYSIS_INTERVAL: Duration = Duration::from_millis(100);
 
@@ -224,13 +237,13 @@ impl Session {
             let own = u64::try_from(clocks.left_now(side).max(0)).unwrap_or(0);
             return (go, Some(Duration::from_millis(own)));
         }
-        match nodes {
-            Some(nodes) => (format!("go nodes {nodes}"), Some(Duration::from_secs(30))),
-            None => (
-                format!("go movetime {FULL_STRENGTH_MOVETIME_MS}"),
-                Some(Duration::from_millis(FULL_STRENGTH_MOVETIME_MS)),
-            ),
-        }
+        let level = if nodes.is_some() {
+            self.level
+        } else {
+            LEVEL_NODES.len()
+        };
+        let (go, budget) = level_search(level);
+        (go, Some(budget))
     }
 
     /// Plays a move (checked by the rules core): at the end of the game,
@@ -336,7 +349,25 @@ fn finished(position: &Position) -> bool {
     position_result(position) != GameResult::Ongoing
 }
 
-fn read_start(fen: Option<&str>) -> Result<Position, String> {
+/// The colour a person asks to play (White unless `black`).
+pub(crate) fn read_colour(colour: Option<&str>) -> Result<Color, String> {
+    match colour {
+        None | Some("white") => Ok(Color::White),
+        Some("black") => Ok(Color::Black),
+        Some(other) => Err(format!("no colour '{other}'")),
+    }
+}
+
+/// A strength level asked for: 0 to the number of node levels (full strength).
+pub(crate) fn check_level(level: usize) -> Result<usize, String> {
+    if level > LEVEL_NODES.len() {
+        return Err(format!("no level {level}: 0 to {}", LEVEL_NODES.len()));
+    }
+    Ok(level)
+}
+
+/// Where a new game starts: the FEN given, or the start position.
+pub(crate) fn read_start(fen: Option<&str>) -> Result<Position, String> {
     match fen.map(str::trim).filter(|f| !f.is_empty()) {
         None => Ok(start_position()),
         Some(fen) => parse_fen(fen).map_err(|e| format!("bad FEN: {e}")),

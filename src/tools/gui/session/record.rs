@@ -400,6 +400,76 @@ impl Record {
             }),
         }
     }
+
+    /// The game as a PGN record in the `agon match -pgnout` format, both
+    /// sides with the time control `control`, its sidelines as variations
+    /// (RAV) and its comments kept.
+    pub fn pgn(&self, control: &str) -> String {
+        let mut main = self.clone();
+        main.show_main_line();
+        let game = main.game();
+        let verdict = main.verdict();
+        let result = match &verdict {
+            Some(Finish {
+                winner: Some(color),
+                ..
+            }) => Verdict::Win(*color),
+            // An unfinished game is written as a draw, then marked `*` below.
+            _ => Verdict::Draw,
+        };
+        let control = control.to_string();
+        let record = GameRecord {
+            game: 1,
+            round: 1,
+            white: self.names[0].clone(),
+            black: self.names[1].clone(),
+            result,
+            // The tag is written from `verdict` below.
+            termination: Ending::Adjudication,
+            reason: verdict
+                .as_ref()
+                .map_or_else(|| "game in progress".to_string(), |f| f.reason.clone()),
+            fen: to_fen(&self.start),
+            book: Vec::new(),
+            moves: Vec::new(),
+            white_time_control: control.clone(),
+            black_time_control: control,
+            final_fen: to_fen(game.position()),
+            date: crate::tools::match_runner::record::today(),
+        };
+        let placeholder = format!("[Termination \"{}\"]\n", Ending::Adjudication.tag());
+        let termination = verdict.as_ref().map_or(String::new(), |f| {
+            format!("[Termination \"{}\"]\n", f.termination)
+        });
+        let tagged = record.pgn().replacen(&placeholder, &termination, 1);
+        let tags = tagged
+            .find("\n\n")
+            .map_or(tagged.as_str(), |end| &tagged[..end + 2]);
+        let mut tokens = self.movetext(|ply, mover| {
+            if ply.book {
+                return "book".to_string();
+            }
+            let (cp, mate) = ply.score.map_or((None, None), |s| s.for_mover(mover));
+            move_comment(&MoveRecord {
+                text: ply.mv.clone(),
+                score: cp.map(ScoreRecord::Cp).or(mate.map(ScoreRecord::Mate)),
+                depth: ply.depth,
+                time_ms: ply.time_ms.unwrap_or(0),
+            })
+        });
+        tokens.push(format!("{{{}}}", record.reason));
+        tokens.push(result.code().to_string());
+        let text = format!("{tags}{}\n\n", wrap(&tokens, 79));
+        if verdict.is_some() {
+            return text;
+        }
+        let draw = Verdict::Draw.code();
+        let text = text.replacen(&format!("[Result \"{draw}\"]"), "[Result \"*\"]", 1);
+        match text.strip_suffix(&format!("{draw}\n\n")) {
+            Some(body) => format!("{body}*\n\n"),
+            None => text,
+        }
+    }
 }
 
 /// Adds a read line and its variations after the first `at` plies of the line shown.
@@ -480,71 +550,9 @@ impl Session {
     /// The game as a PGN record in the `agon match -pgnout` format, its
     /// sidelines as variations (RAV) and its comments kept.
     pub fn export(&self) -> String {
-        let mut main = self.record.clone();
-        main.show_main_line();
-        let game = main.game();
-        let verdict = main.verdict();
-        let result = match &verdict {
-            Some(Finish {
-                winner: Some(color),
-                ..
-            }) => Verdict::Win(*color),
-            // An unfinished game is written as a draw, then marked `*` below.
-            _ => Verdict::Draw,
-        };
         let control = self
             .clocks
             .map_or_else(|| "-".to_string(), |c| c.describe());
-        let record = GameRecord {
-            game: 1,
-            round: 1,
-            white: self.record.names[0].clone(),
-            black: self.record.names[1].clone(),
-            result,
-            // The tag is written from `verdict` below.
-            termination: Ending::Adjudication,
-            reason: verdict
-                .as_ref()
-                .map_or_else(|| "game in progress".to_string(), |f| f.reason.clone()),
-            fen: to_fen(&self.record.start),
-            book: Vec::new(),
-            moves: Vec::new(),
-            white_time_control: control.clone(),
-            black_time_control: control,
-            final_fen: to_fen(game.position()),
-            date: crate::tools::match_runner::record::today(),
-        };
-        let placeholder = format!("[Termination \"{}\"]\n", Ending::Adjudication.tag());
-        let termination = verdict.as_ref().map_or(String::new(), |f| {
-            format!("[Termination \"{}\"]\n", f.termination)
-        });
-        let tagged = record.pgn().replacen(&placeholder, &termination, 1);
-        let tags = tagged
-            .find("\n\n")
-            .map_or(tagged.as_str(), |end| &tagged[..end + 2]);
-        let mut tokens = self.record.movetext(|ply, mover| {
-            if ply.book {
-                return "book".to_string();
-            }
-            let (cp, mate) = ply.score.map_or((None, None), |s| s.for_mover(mover));
-            move_comment(&MoveRecord {
-                text: ply.mv.clone(),
-                score: cp.map(ScoreRecord::Cp).or(mate.map(ScoreRecord::Mate)),
-                depth: ply.depth,
-                time_ms: ply.time_ms.unwrap_or(0),
-            })
-        });
-        tokens.push(format!("{{{}}}", record.reason));
-        tokens.push(result.code().to_string());
-        let text = format!("{tags}{}\n\n", wrap(&tokens, 79));
-        if verdict.is_some() {
-            return text;
-        }
-        let draw = Verdict::Draw.code();
-        let text = text.replacen(&format!("[Result \"{draw}\"]"), "[Result \"*\"]", 1);
-        match text.strip_suffix(&format!("{draw}\n\n")) {
-            Some(body) => format!("{body}*\n\n"),
-            None => text,
-        }
+        self.record.pgn(&control)
     }
 }

@@ -34,7 +34,7 @@ pub enum Role {
     Black,
 }
 
-pub(super) const ROLES: [Role; 4] = [Role::Opponent, Role::Analyst, Role::White, Role::Black];
+pub(crate) const ROLES: [Role; 4] = [Role::Opponent, Role::Analyst, Role::White, Role::Black];
 
 impl Role {
     pub(super) fn index(self) -> usize {

@@ -6,7 +6,7 @@ use super::record::Record;
 use super::seats::ROLES;
 use super::{LEVEL_NODES, Mode, Session, finished};
 use crate::rules::geometry::OUTER_RING;
-use crate::rules::{Cell, Color, Game, Kind, Position, legal_moves, to_fen};
+use crate::rules::{Cell, Color, Game, Kind, Position, legal_moves, parse_move, to_fen};
 use serde_json::{Map, Value, json};
 
 /// Who may move in the position shown.
@@ -163,6 +163,19 @@ impl Session {
         }
         Value::Object(view)
     }
+}
+
+/// The board after `moves` from the position shown (a preview of a line),
+/// as the cells' contents; the moves stop at the first illegal one.
+pub fn preview(record: &Record, moves: &[String]) -> Value {
+    let mut position = *record.game_at(record.cursor).position();
+    for text in moves {
+        match parse_move(&position, text) {
+            Ok(mv) => position = position.make_move(mv),
+            Err(_) => break,
+        }
+    }
+    json!({ "cells": cells_json(&position) })
 }
 
 /// Every cell with its FEN letter (`*` when captured), empty when empty.

@@ -1,0 +1,364 @@
+//! The HTTP side of `agon serve`: the page of `agon gui` and its API for
+//! anonymous visitors (a random id in an `HttpOnly` cookie), behind a rate
+//! limit per client address, a body limit and an `Origin` check on every
+//! state-changing request; plus `/healthz` and `/metrics`.
+
+use super::limiter::RateLimiter;
+use super::metrics::{ErrorKind, Gauges, Metrics};
+use super::visitors::{Refusal, Registry, is_id, new_id};
+use crate::tools::gui::server::{add_security_headers, page_routes};
+use crate::tools::gui::session::Command;
+use axum::Router;
+use axum::extract::{ConnectInfo, DefaultBodyLimit, Query, Request, State};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use tokio::sync::watch;
+use tokio_stream::StreamExt;
+use tokio_stream::wrappers::WatchStream;
+
+/// The visitor cookie's name.
+pub const COOKIE: &str = "agon_visitor";
+/// The largest request body accepted (a command is well under 1 KiB).
+pub const MAX_BODY: usize = 16 * 1024;
+/// The most moves a preview plays.
+const MAX_PREVIEW_MOVES: usize = 256;
+/// What a full engine queue tells a client to wait, in seconds.
+const RETRY_AFTER_BUSY: &str = "5";
+
+/// What every handler shares.
+#[derive(Clone)]
+pub struct App {
+    /// Visitors, games, engines.
+    pub registry: Arc<Registry>,
+    /// Counters.
+    pub metrics: Arc<Metrics>,
+    /// Requests per address.
+    pub limiter: Arc<RateLimiter>,
+    /// Behind a reverse proxy: the client is the last `X-Forwarded-For`
+    /// address, and the cookie is `Secure` (the proxy speaks TLS).
+    pub behind_proxy: bool,
+    /// `Origin` values allowed; empty: the origin of the request's `Host`.
+    pub origins: Arc<Vec<String>>,
+    /// Turns true when the server is stopping (ends the event streams).
+    pub stopping: watch::Receiver<bool>,
+}
+
+/// The routes.
+pub fn router(app: App) -> Router<()> {
+    page_routes()
+        .route("/api/state", get(state))
+        .route("/api/events", get(events))
+        .route("/api/command", post(command))
+        .route("/api/pgn", get(export).post(import))
+        .route("/api/preview", post(preview))
+        .route("/healthz", get(health))
+        .route("/metrics", get(metrics))
+        .fallback(|| async { refuse(StatusCode::NOT_FOUND, "not found") })
+        .layer(DefaultBodyLimit::max(MAX_BODY))
+        .layer(middleware::from_fn_with_state(app.clone(), frontline))
+        .with_state(app)
+}
+
+fn refuse(status: StatusCode, why: &str) -> Response {
+    (status, axum::Json(json!({ "error": why }))).into_response()
+}
+
+fn refusal(refusal: Refusal) -> Response {
+    match refusal {
+        Refusal::Bad(why) => refuse(StatusCode::BAD_REQUEST, &why),
+        Refusal::Forbidden(why) => refuse(StatusCode::FORBIDDEN, &why),
+        Refusal::NotFound => refuse(StatusCode::NOT_FOUND, "no such game of yours"),
+        Refusal::Conflict(why) => refuse(StatusCode::CONFLICT, &why),
+        Refusal::Busy => {
+            let mut response = refuse(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "the engines are busy: try again shortly",
+            );
+            response.headers_mut().insert(
+                header::RETRY_AFTER,
+                HeaderValue::from_static(RETRY_AFTER_BUSY),
+            );
+            response
+        }
+        Refusal::Internal(why) => {
+            log::error!("{why}");
+            refuse(StatusCode::INTERNAL_SERVER_ERROR, "the server failed")
+        }
+    }
+}
+
+/// The client's address: the socket's, or behind a proxy the last forwarded one.
+fn client_address(app: &App, request: &Request) -> Option<IpAddr> {
+    let socket = request
+        .extensions()
+        .get::<ConnectInfo<SocketAddr>>()
+        .map(|info| info.0.ip());
+    if !app.behind_proxy {
+        return socket;
+    }
+    let forwarded: Vec<IpAddr> = request
+        .headers()
+        .get_all("x-forwarded-for")
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|value| value.split(','))
+        .filter_map(|part| part.trim().parse().ok())
+        .collect();
+    // The proxy appends the address it saw: the last entry is the one not forged.
+    forwarded.last().copied().or(socket)
+}
+
+/// Whether a state-changing request comes from this site's own page.
+fn origin_allowed(app: &App, headers: &HeaderMap) -> bool {
+    let Some(origin) = headers.get(header::ORIGIN).and_then(|o| o.to_str().ok()) else {
+        return false;
+    };
+    if !app.origins.is_empty() {
+        return app.origins.iter().any(|allowed| allowed == origin);
+    }
+    let host = headers
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or_default();
+    let without_scheme = origin
+        .strip_prefix("https://")
+        .or_else(|| origin.strip_prefix("http://"));
+    !host.is_empty() && without_scheme == Some(host)
+}
+
+/// The visitor id of the request's cookie, if it holds a well-formed one.
+fn visitor_of(headers: &HeaderMap) -> Option<String> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|value| value.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(name, value)| *name == COOKIE && is_id(value))
+        .map(|(_, value)| value.to_string())
+}
+
+/// Rate limit, origin check, the page's cookie, security headers and counting.
+async fn frontline(State(app): State<App>, request: Request, next: Next) -> Response {
+    app.metrics.requests.fetch_add(1, Ordering::Relaxed);
+    if let Some(address) = client_address(&app, &request)
+        && let Err(wait) = app.limiter.take(address)
+    {
+        app.metrics.error(ErrorKind::RateLimited);
+        let mut response = refuse(StatusCode::TOO_MANY_REQUESTS, "too many requests");
+        let seconds = wait.as_secs().max(1).to_string();
+        if let Ok(value) = HeaderValue::from_str(&seconds) {
+            response.headers_mut().insert(header::RETRY_AFTER, value);
+        }
+        add_security_headers(response.headers_mut());
+        return response;
+    }
+    let changes_state = !matches!(*request.method(), Method::GET | Method::HEAD);
+    let mut response = if changes_state && !origin_allowed(&app, request.headers()) {
+        refuse(
+            StatusCode::FORBIDDEN,
+            "forbidden: foreign or missing Origin",
+        )
+    } else {
+        let new_visitor =
+            (request.uri().path() == "/" && visitor_of(request.headers()).is_none()).then(new_id);
+        let mut response = next.run(request).await;
+        if let Some(id) = new_visitor {
+            let secure = if app.behind_proxy { "; Secure" } else { "" };
+            let cookie =
+                format!("{COOKIE}={id}; Path=/; Max-Age=31536000; HttpOnly; SameSite=Lax{secure}");
+            if let Ok(value) = HeaderValue::from_str(&cookie) {
+                response.headers_mut().insert(header::SET_COOKIE, value);
+            }
+        }
+        response
+    };
+    let status = response.status();
+    if status.is_server_error() && status != StatusCode::SERVICE_UNAVAILABLE {
+        app.metrics.error(ErrorKind::Internal);
+    } else if status.is_client_error() {
+        app.metrics.error(ErrorKind::Refused);
+    }
+    add_security_headers(response.headers_mut());
+    response
+}
+
+fn no_visitor() -> Response {
+    refuse(
+        StatusCode::UNAUTHORIZED,
+        "no visitor cookie: open the page first",
+    )
+}
+
+/// Runs registry work that may wait for the database off the async threads.
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, Refusal> + Send + 'static,
+) -> Result<T, Refusal> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .unwrap_or_else(|e| Err(Refusal::Internal(format!("request failed: {e}"))))
+}
+
+#[derive(Deserialize)]
+struct GameQuery {
+    game: Option<String>,
+}
+
+async fn state(
+    State(app): State<App>,
+    headers: HeaderMap,
+    Query(query): Query<HashMap<String, String>>,
+) -> Response {
+    let Some(visitor) = visitor_of(&headers) else {
+        return no_visitor();
+    };
+    let game = query.get("game").cloned();
+    match blocking(move || app.registry.state(&visitor, game.as_deref())).await {
+        Ok(state) => axum::Json(state).into_response(),
+        Err(why) => refusal(why),
+    }
+}
+
+async fn events(State(app): State<App>, headers: HeaderMap) -> Response {
+    let Some(visitor) = visitor_of(&headers) else {
+        return no_visitor();
+    };
+    let registry = Arc::clone(&app.registry);
+    let receiver = match blocking(move || registry.subscribe(&visitor)).await {
+        Ok(receiver) => receiver,
+        Err(why) => return refusal(why),
+    };
+    // Each stream ends when the server stops, so that stopping does not wait for the pages.
+    let stop = WatchStream::new(app.stopping.clone())
+        .filter(|stop| *stop)
+        .map(|_| None);
+    let states = WatchStream::new(receiver)
+        .filter(|state| !state.is_empty())
+        .map(Some)
+        .merge(stop)
+        .take_while(Option::is_some)
+        .filter_map(|state| state)
+        .map(|state| Ok::<Event, Infallible>(Event::default().event("state").data(state)));
+    Sse::new(states)
+        .keep_alive(KeepAlive::default())
+        .into_response()
+}
+
+async fn command(State(app): State<App>, headers: HeaderMap, body: String) -> Response {
+    let Some(visitor) = visitor_of(&headers) else {
+        return no_visitor();
+    };
+    let value: Value = match serde_json::from_str(&body) {
+        Ok(value) => value,
+        Err(e) => return refuse(StatusCode::BAD_REQUEST, &format!("bad command: {e}")),
+    };
+    let game = match value.get("game") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(id)) if is_id(id) => Some(id.clone()),
+        Some(_) => return refusal(Refusal::NotFound),
+    };
+    let command: Command = match serde_json::from_value(value) {
+        Ok(command) => command,
+        Err(e) => return refuse(StatusCode::BAD_REQUEST, &format!("bad command: {e}")),
+    };
+    match blocking(move || app.registry.command(&visitor, game.as_deref(), command)).await {
+        Ok(game) => axum::Json(json!({ "ok": true, "game": game })).into_response(),
+        Err(why) => refusal(why),
+    }
+}
+
+async fn export(
+    State(app): State<App>,
+    headers: HeaderMap,
+    Query(query): Query<GameQuery>,
+) -> Response {
+    let Some(visitor) = visitor_of(&headers) else {
+        return no_visitor();
+    };
+    if query.game.is_some() {
+        return refuse(StatusCode::BAD_REQUEST, "the record is of the game shown");
+    }
+    match blocking(move || app.registry.pgn(&visitor)).await {
+        Ok(text) => (
+            [
+                (
+                    header::CONTENT_TYPE,
+                    "application/x-chess-pgn; charset=utf-8",
+                ),
+                (
+                    header::CONTENT_DISPOSITION,
+                    "attachment; filename=\"agon-game.pgn\"",
+                ),
+            ],
+            text,
+        )
+            .into_response(),
+        Err(why) => refusal(why),
+    }
+}
+
+async fn import() -> Response {
+    refuse(StatusCode::FORBIDDEN, "not on this server: reading PGN")
+}
+
+#[derive(Deserialize)]
+struct PreviewRequest {
+    moves: Vec<String>,
+}
+
+async fn preview(State(app): State<App>, headers: HeaderMap, body: String) -> Response {
+    let Some(visitor) = visitor_of(&headers) else {
+        return no_visitor();
+    };
+    let request: PreviewRequest = match serde_json::from_str(&body) {
+        Ok(request) => request,
+        Err(e) => return refuse(StatusCode::BAD_REQUEST, &format!("bad preview: {e}")),
+    };
+    if request.moves.len() > MAX_PREVIEW_MOVES {
+        return refuse(StatusCode::BAD_REQUEST, "a preview has at most 256 moves");
+    }
+    match blocking(move || app.registry.preview(&visitor, &request.moves)).await {
+        Ok(board) => axum::Json(board).into_response(),
+        Err(why) => refusal(why),
+    }
+}
+
+fn gauges(app: &App) -> Result<Gauges, String> {
+    let (engines, engines_busy) = app.registry.engines().map_or((0, 0), |p| p.engines());
+    Ok(Gauges {
+        games_in_progress: app.registry.games_in_progress()?,
+        queue_length: app.registry.engines().map_or(0, |p| p.queue_length()),
+        engines,
+        engines_busy,
+    })
+}
+
+async fn health(State(app): State<App>) -> Response {
+    match blocking(move || gauges(&app).map_err(Refusal::Internal)).await {
+        Ok(gauges) if gauges.engines > 0 => (StatusCode::OK, "ok\n").into_response(),
+        Ok(_) => (StatusCode::SERVICE_UNAVAILABLE, "no engine running\n").into_response(),
+        Err(why) => refusal(why),
+    }
+}
+
+async fn metrics(State(app): State<App>) -> Response {
+    let metrics = Arc::clone(&app.metrics);
+    match blocking(move || gauges(&app).map_err(Refusal::Internal)).await {
+        Ok(gauges) => (
+            [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
+            metrics.render(&gauges),
+        )
+            .into_response(),
+        Err(why) => refusal(why),
+    }
+}

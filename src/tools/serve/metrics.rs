@@ -1,0 +1,208 @@
+//! Counters and histograms of `agon serve`, written out in the Prometheus
+//! text format for `/metrics`.
+
+use std::fmt::Write;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+/// Upper bounds of the latency buckets, in seconds.
+const BUCKETS: [f64; 14] = [
+    0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0,
+];
+
+/// A latency histogram.
+#[derive(Default)]
+pub struct Histogram {
+    counts: [AtomicU64; BUCKETS.len()],
+    count: AtomicU64,
+    sum_micros: AtomicU64,
+}
+
+impl Histogram {
+    /// Counts one observation.
+    pub fn observe(&self, duration: Duration) {
+        let seconds = duration.as_secs_f64();
+        if let Some(bucket) = BUCKETS.iter().position(|bound| seconds <= *bound) {
+            self.counts[bucket].fetch_add(1, Ordering::Relaxed);
+        }
+        self.count.fetch_add(1, Ordering::Relaxed);
+        let micros = u64::try_from(duration.as_micros()).unwrap_or(u64::MAX);
+        self.sum_micros.fetch_add(micros, Ordering::Relaxed);
+    }
+
+    fn render(&self, out: &mut String, name: &str, help: &str) {
+        let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} histogram");
+        let mut cumulative = 0;
+        for (bound, count) in BUCKETS.iter().zip(&self.counts) {
+            cumulative += count.load(Ordering::Relaxed);
+            let _ = writeln!(out, "{name}_bucket{{le=\"{bound}\"}} {cumulative}");
+        }
+        let count = self.count.load(Ordering::Relaxed);
+        let sum = self.sum_micros.load(Ordering::Relaxed) as f64 / 1e6;
+        let _ = writeln!(out, "{name}_bucket{{le=\"+Inf\"}} {count}");
+        let _ = writeln!(out, "{name}_sum {sum}\n{name}_count {count}");
+    }
+}
+
+/// The kinds of error counted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// A request refused as malformed or not allowed (4xx other than below).
+    Refused,
+    /// Too many requests from one address.
+    RateLimited,
+    /// The engine queue was full.
+    QueueFull,
+    /// Something failed on the server side (5xx).
+    Internal,
+    /// An engine crashed or stalled.
+    Engine,
+}
+
+const ERROR_KINDS: [(ErrorKind, &str); 5] = [
+    (ErrorKind::Refused, "refused"),
+    (ErrorKind::RateLimited, "rate_limited"),
+    (ErrorKind::QueueFull, "queue_full"),
+    (ErrorKind::Internal, "internal"),
+    (ErrorKind::Engine, "engine"),
+];
+
+/// Everything `/metrics` reports but the gauges read at scrape time.
+#[derive(Default)]
+pub struct Metrics {
+    /// Requests answered.
+    pub requests: AtomicU64,
+    errors: [AtomicU64; ERROR_KINDS.len()],
+    /// Engine moves played.
+    pub engine_moves: AtomicU64,
+    /// Microseconds the engines spent searching.
+    pub engine_busy_micros: AtomicU64,
+    /// From a move to the engine's reply being stored.
+    pub move_latency: Histogram,
+    /// From a search being queued to an engine taking it.
+    pub queue_wait: Histogram,
+}
+
+/// What is read when `/metrics` is asked for.
+pub struct Gauges {
+    /// Unfinished games in the database.
+    pub games_in_progress: u64,
+    /// Searches waiting for an engine.
+    pub queue_length: usize,
+    /// Engines running.
+    pub engines: usize,
+    /// Engines searching now.
+    pub engines_busy: usize,
+}
+
+impl Metrics {
+    /// Counts one error.
+    pub fn error(&self, kind: ErrorKind) {
+        if let Some(index) = ERROR_KINDS.iter().position(|(k, _)| *k == kind) {
+            self.errors[index].fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// The Prometheus text.
+    pub fn render(&self, gauges: &Gauges) -> String {
+        let mut out = String::new();
+        let load = |counter: &AtomicU64| counter.load(Ordering::Relaxed).to_string();
+        let singles = [
+            (
+                "agon_games_in_progress",
+                "gauge",
+                "Unfinished games stored.",
+                gauges.games_in_progress.to_string(),
+            ),
+            (
+                "agon_queue_length",
+                "gauge",
+                "Engine searches waiting for an engine.",
+                gauges.queue_length.to_string(),
+            ),
+            (
+                "agon_engines",
+                "gauge",
+                "Engine processes running.",
+                gauges.engines.to_string(),
+            ),
+            (
+                "agon_engines_busy",
+                "gauge",
+                "Engine processes searching now.",
+                gauges.engines_busy.to_string(),
+            ),
+            (
+                "agon_requests_total",
+                "counter",
+                "HTTP requests answered.",
+                load(&self.requests),
+            ),
+            (
+                "agon_engine_moves_total",
+                "counter",
+                "Moves the engines played.",
+                load(&self.engine_moves),
+            ),
+            (
+                "agon_engine_busy_seconds_total",
+                "counter",
+                "Time the engines spent searching.",
+                (self.engine_busy_micros.load(Ordering::Relaxed) as f64 / 1e6).to_string(),
+            ),
+        ];
+        for (name, kind, help, value) in singles {
+            let _ = writeln!(
+                out,
+                "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {value}"
+            );
+        }
+        let _ = writeln!(
+            out,
+            "# HELP agon_errors_total Errors by kind.\n# TYPE agon_errors_total counter"
+        );
+        for ((_, name), count) in ERROR_KINDS.iter().zip(&self.errors) {
+            let _ = writeln!(
+                out,
+                "agon_errors_total{{kind=\"{name}\"}} {}",
+                count.load(Ordering::Relaxed)
+            );
+        }
+        self.move_latency.render(
+            &mut out,
+            "agon_move_latency_seconds",
+            "From a visitor's move to the engine's reply being stored.",
+        );
+        self.queue_wait.render(
+            &mut out,
+            "agon_queue_wait_seconds",
+            "From an engine search being queued to an engine taking it.",
+        );
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn histograms_are_cumulative_and_count_everything() {
+        let metrics = Metrics::default();
+        metrics.move_latency.observe(Duration::from_millis(3));
+        metrics.move_latency.observe(Duration::from_millis(300));
+        metrics.move_latency.observe(Duration::from_secs(1000));
+        metrics.error(ErrorKind::QueueFull);
+        let text = metrics.render(&Gauges {
+            games_in_progress: 2,
+            queue_length: 1,
+            engines: 2,
+            engines_busy: 1,
+        });
+        assert!(text.contains("agon_move_latency_seconds_bucket{le=\"0.005\"} 1\n"));
+        assert!(text.contains("agon_move_latency_seconds_bucket{le=\"0.5\"} 2\n"));
+        assert!(text.contains("agon_move_latency_seconds_bucket{le=\"+Inf\"} 3\n"));
+        assert!(text.contains("agon_errors_total{kind=\"queue_full\"} 1\n"));
+        assert!(text.contains("agon_games_in_progress 2\n"));
+    }
+}

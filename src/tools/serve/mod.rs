@@ -1,0 +1,180 @@
+//! `agon serve`: the page of `agon gui` for many anonymous visitors at once,
+//! each playing their own games against a pool of engines, every move
+//! stored in SQLite before it is acknowledged.
+
+mod http;
+mod limiter;
+pub mod loadtest;
+mod metrics;
+mod pool;
+mod store;
+mod view;
+mod visitors;
+
+pub use visitors::MAX_GAMES_IN_PROGRESS;
+
+use std::net::{IpAddr, SocketAddr};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// How long a stopping server waits for open requests before it ends them.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+/// How often the queue positions shown are brought up to date.
+const QUEUE_REFRESH: Duration = Duration::from_millis(500);
+/// How often idle visitors and addresses are forgotten and old games pruned.
+const HOUSEKEEPING: Duration = Duration::from_secs(60);
+/// Pruning runs at start-up and then once in this many housekeeping rounds (an hour).
+const PRUNE_EVERY: u32 = 60;
+
+/// What `agon serve` was asked for.
+pub struct ServeSettings {
+    /// Address to listen on.
+    pub host: IpAddr,
+    /// Port; 0 picks a free one.
+    pub port: u16,
+    /// The SQLite database of the games.
+    pub db: PathBuf,
+    /// Engine processes.
+    pub engines: usize,
+    /// Engine searches that may wait before new moves are refused with 503.
+    pub queue: usize,
+    /// Requests a second from one client address.
+    pub rate: u32,
+    /// Behind a reverse proxy that speaks TLS and sets `X-Forwarded-For`.
+    pub behind_proxy: bool,
+    /// `Origin` values allowed on state-changing requests (default: the `Host`'s).
+    pub origins: Vec<String>,
+    /// Finished games are deleted after this many days without a change.
+    pub keep_finished_days: u64,
+    /// Unfinished games are deleted after this many days without a change.
+    pub keep_unfinished_days: u64,
+}
+
+/// Runs the server until SIGTERM or Ctrl-C.
+pub fn run(settings: &ServeSettings) -> Result<(), String> {
+    let store = store::Store::open(&settings.db)?;
+    log::info!(
+        "database {} at schema version {}",
+        settings.db.display(),
+        store.schema_version()?
+    );
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the server runtime: {e}"))?;
+    runtime.block_on(serve(settings, store))
+}
+
+async fn serve(settings: &ServeSettings, store: store::Store) -> Result<(), String> {
+    let me = std::env::current_exe()
+        .map_err(|e| format!("cannot find the agon executable: {e}"))?
+        .to_string_lossy()
+        .into_owned();
+    let (listener, origin) = crate::tools::gui::listen(settings.host, settings.port).await?;
+    let metrics = Arc::new(metrics::Metrics::default());
+    let registry = visitors::Registry::new(store, Arc::clone(&metrics));
+    match registry.prune(settings.keep_finished_days, settings.keep_unfinished_days) {
+        Ok(pruned) => log::info!("pruned {pruned} old games"),
+        Err(error) => log::warn!("cannot prune old games: {error}"),
+    }
+    let outcome: Arc<dyn pool::Outcome> = registry.clone();
+    let engines = pool::Pool::start(
+        settings.engines,
+        settings.queue,
+        &me,
+        &[],
+        Arc::clone(&metrics),
+        outcome,
+    );
+    let resumed = {
+        let registry = Arc::clone(&registry);
+        tokio::task::spawn_blocking(move || registry.attach(engines))
+            .await
+            .map_err(|e| e.to_string())??
+    };
+    log::info!("{resumed} engine moves to search again after the last stop");
+    let (stop, stopping) = tokio::sync::watch::channel(false);
+    let limiter = Arc::new(limiter::RateLimiter::new(settings.rate));
+    let app = http::router(http::App {
+        registry: Arc::clone(&registry),
+        metrics,
+        limiter: Arc::clone(&limiter),
+        behind_proxy: settings.behind_proxy,
+        origins: Arc::new(settings.origins.clone()),
+        stopping: stopping.clone(),
+    });
+    let url = format!("{}/", origin.url);
+    crate::tools::gui::announce(&url)?;
+    log::info!("serving at {url} with {} engines", settings.engines);
+    let chores = tokio::spawn(housekeeping(
+        Arc::clone(&registry),
+        limiter,
+        settings.keep_finished_days,
+        settings.keep_unfinished_days,
+    ));
+    let mut watching = stopping.clone();
+    let server = axum::serve(
+        listener,
+        app.into_make_service_with_connect_info::<SocketAddr>(),
+    )
+    .with_graceful_shutdown(async move {
+        crate::tools::gui::shutdown_signal().await;
+        let _ = stop.send(true);
+    });
+    let outcome = tokio::select! {
+        outcome = server => outcome.map_err(|e| format!("server failed: {e}")),
+        () = async {
+            let _ = watching.wait_for(|stop| *stop).await;
+            tokio::time::sleep(SHUTDOWN_GRACE).await;
+        } => {
+            log::warn!("requests still open after {} s: ended", SHUTDOWN_GRACE.as_secs());
+            Ok(())
+        }
+    };
+    chores.abort();
+    // Every acknowledged move is in the database already; what is left is ending the engines.
+    tokio::task::spawn_blocking(move || {
+        if let Some(pool) = registry.engines() {
+            pool.shut_down();
+        }
+    })
+    .await
+    .map_err(|e| e.to_string())?;
+    log::info!("stopped; every engine ended");
+    outcome
+}
+
+/// Queue positions, forgetting idle visitors and addresses, pruning.
+async fn housekeeping(
+    registry: Arc<visitors::Registry>,
+    limiter: Arc<limiter::RateLimiter>,
+    keep_finished_days: u64,
+    keep_unfinished_days: u64,
+) {
+    let mut refresh = tokio::time::interval(QUEUE_REFRESH);
+    let rounds_per_chore =
+        u32::try_from(HOUSEKEEPING.as_millis() / QUEUE_REFRESH.as_millis()).unwrap_or(u32::MAX);
+    let mut round: u32 = 0;
+    loop {
+        refresh.tick().await;
+        let registry = Arc::clone(&registry);
+        round = round.wrapping_add(1);
+        let chore = round.is_multiple_of(rounds_per_chore);
+        let prune = chore && (round / rounds_per_chore).is_multiple_of(PRUNE_EVERY);
+        let limiter = Arc::clone(&limiter);
+        let _ = tokio::task::spawn_blocking(move || {
+            registry.refresh_queue_positions();
+            if chore {
+                registry.forget_idle();
+                limiter.forget_idle();
+                log::debug!("{} visitors in memory", registry.visitors_in_memory());
+            }
+            if prune && let Err(error) = registry.prune(keep_finished_days, keep_unfinished_days) {
+                log::warn!("cannot prune old games: {error}");
+            }
+        })
+        .await;
+    }
+}

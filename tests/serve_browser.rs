@@ -1,0 +1,141 @@
+//! `agon serve` in the browser: two visitors (two browsers with their own
+//! profiles, so their own cookies) play at the same time on the page of
+//! `agon gui` in public mode; neither sees the other's game and each reload
+//! brings back one's own. Debian's headless Chromium (tests/common/browser.rs).
+
+#[path = "common/browser.rs"]
+mod browser;
+
+use browser::{BROWSER, Browser, Process, browser};
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+
+/// `agon serve` on a free port with a fresh database, and the URL it printed.
+fn start_serve(name: &str) -> (Process, String) {
+    let dir = std::env::temp_dir().join(format!("agon-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_agon"))
+        .args(["serve", "--port", "0", "--engines", "2", "--db"])
+        .arg(dir.join("games.sqlite"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("agon serve starts");
+    let stdout = child.stdout.take().expect("piped stdout");
+    let mut line = String::new();
+    BufReader::new(stdout)
+        .read_line(&mut line)
+        .expect("agon serve prints its URL");
+    let url = line.trim().to_string();
+    assert!(
+        url.starts_with("http://127.0.0.1:") && url.ends_with('/'),
+        "{url}"
+    );
+    (Process(child), url)
+}
+
+/// `a5b5` as `("a5", "b5")`.
+fn cells_of(mv: &str) -> (&str, &str) {
+    let split = mv
+        .char_indices()
+        .skip(1)
+        .find(|(_, c)| c.is_ascii_alphabetic())
+        .map_or(mv.len(), |(i, _)| i);
+    mv.split_at(split)
+}
+
+async fn text_of(browser: &Browser, script: &str) -> String {
+    browser
+        .js(script)
+        .await
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// Plays the first or the last legal move by clicking, and waits for the engine's reply.
+async fn play_a_move(browser: &Browser, last: bool) -> Vec<String> {
+    let pick = if last {
+        "return state.legal[state.legal.length - 1]"
+    } else {
+        "return state.legal[0]"
+    };
+    let mv = text_of(browser, pick).await;
+    let (from, to) = cells_of(&mv);
+    browser.click_cell(from).await;
+    browser.click_cell(to).await;
+    browser
+        .wait_until("the engine's reply", async || {
+            browser.moves().await.len() == 2 && browser.flag("return state.legal.length > 0").await
+        })
+        .await;
+    let moves = browser.moves().await;
+    assert_eq!(moves[0], mv);
+    moves
+}
+
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs Chromium and ChromeDriver (Debian: chromium chromium-driver); contrib/test-everything.sh"]
+async fn two_visitors_play_at_once_and_each_sees_only_their_own_game() {
+    let _one_at_a_time = BROWSER.lock().await;
+    let (_server, url) = start_serve("serve-browser");
+    let (first, second) = tokio::join!(browser(), browser());
+    tokio::join!(first.open(&url), second.open(&url));
+    for visitor in [&first, &second] {
+        // Public mode hides what visitors may not use; the testability contract holds.
+        assert!(
+            visitor
+                .flag("return document.body.classList.contains('public')")
+                .await
+        );
+        assert!(
+            visitor
+                .flag("return getComputedStyle(document.getElementById('panel-engines')).display === 'none'")
+                .await
+        );
+        assert!(
+            visitor
+                .flag("return state.public === true && state.mode === 'play'")
+                .await
+        );
+        assert_eq!(
+            text_of(visitor, "return state.human").await,
+            text_of(visitor, "return state.side").await,
+            "the visitor plays White and moves first"
+        );
+        visitor
+            .wait_until("the board's data-fen", async || {
+                visitor
+                    .flag("return document.querySelector('[data-fen]') !== null && document.querySelector('[data-fen]').dataset.fen === state.fen")
+                    .await
+            })
+            .await;
+        visitor
+            .assert_board_is(&text_of(visitor, "return state.fen").await)
+            .await;
+    }
+    let (first_moves, second_moves) =
+        tokio::join!(play_a_move(&first, false), play_a_move(&second, true));
+    assert_ne!(first_moves, second_moves);
+    let first_game = text_of(&first, "return state.game").await;
+    let second_game = text_of(&second, "return state.game").await;
+    assert_ne!(first_game, second_game);
+
+    tokio::join!(first.open(&url), second.open(&url));
+    for (visitor, game, moves) in [
+        (&first, &first_game, &first_moves),
+        (&second, &second_game, &second_moves),
+    ] {
+        visitor
+            .wait_until("the game back after a reload", async || {
+                visitor.moves().await == *moves
+            })
+            .await;
+        assert_eq!(text_of(visitor, "return state.game").await, *game);
+        visitor.assert_no_errors().await;
+    }
+    first.close().await;
+    second.close().await;
+}
