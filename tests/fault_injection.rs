@@ -76,11 +76,12 @@ fn run_with_stops(
 ) -> Output {
     let mut numbers = random_numbers(seed);
     for stop in 1..=stops {
-        // A moment at random within a game: after one or two more games
-        // are recorded (of the 16, at most 13 before the last stop), then
-        // up to 150 ms.
-        let target = (recorded(dir) + 1 + numbers.next().unwrap() % 2).min(13);
-        let delay = Duration::from_millis(numbers.next().unwrap() % 150);
+        // A moment at random within a game: once one more game is
+        // recorded (at most 8 of the 16 before a stop), then up to 50 ms:
+        // the games still to play, two at a time, outlast that even on a
+        // fast machine, so every stop lands in a running match.
+        let target = (recorded(dir) + 1).min(8);
+        let delay = Duration::from_millis(numbers.next().unwrap() % 50);
         let child = fixed_node_match(dir).spawn().unwrap();
         let started = Instant::now();
         while recorded(dir) < target {
