@@ -542,6 +542,14 @@ async fn defect_12_the_small_ones() {
     let clocks = page.text("#player-bottom .clock").await + &page.text("#player-top .clock").await;
     assert!(!clocks.contains('-'), "{clocks}");
     assert_eq!(page.text("#status").await, "Game over");
+    // The ending is told in the page's language, not the server's English.
+    assert_eq!(page.text("#banner").await, "Game over: Black wins on time");
+    page.js("setLanguage('es'); return null;").await;
+    page.wait_until("the ending in Spanish", async || {
+        page.text("#banner").await == "Partida terminada: Ganan las Negras por tiempo"
+    })
+    .await;
+    page.js("setLanguage('en'); return null;").await;
     page.assert_no_errors().await;
     page.close().await;
 }

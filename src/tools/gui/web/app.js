@@ -492,11 +492,33 @@ function statusText() {
   return text;
 }
 
+// How a game ended, in the page's language: the rules core's termination
+// and the winner name the ending; an ending only the server can name (an
+// imported record's adjudication, say) keeps the server's own sentence.
+const ENDINGS = {
+  "formation": "ui.end.formation",
+  "forfeit": "ui.end.forfeit",
+  "no-moves": "ui.end.no-moves",
+  "repetition": "ui.end.repetition",
+  "time forfeit": "ui.end.time",
+  "resignation": "ui.end.resignation",
+  "illegal move": "ui.end.illegal",
+  "crash": "ui.end.crash",
+};
+
+function endingText(result) {
+  const key = ENDINGS[result.termination];
+  if (!key) return result.reason;
+  const side = (colour) => t(colour === "white" ? "ui.white" : "ui.black");
+  const loser = result.winner === "white" ? "black" : "white";
+  return t(key, { winner: result.winner ? side(result.winner) : "", loser: side(loser) });
+}
+
 function renderStatus() {
   const banner = $("banner");
   if (state.result) {
     banner.hidden = false;
-    banner.textContent = t("ui.banner.over", { reason: state.result.reason });
+    banner.textContent = t("ui.banner.over", { reason: endingText(state.result) });
     banner.dataset.termination = state.result.termination;
     banner.dataset.winner = state.result.winner || "draw";
   } else {
