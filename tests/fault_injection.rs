@@ -4,6 +4,7 @@
 //! match played without a stop, game for game.
 
 mod common;
+use agon::tools::seeds::part_seed;
 use common::{AGON, PATIENCE, comparable_records, last_summary, scratch_dir};
 
 use std::path::Path;
@@ -38,16 +39,9 @@ fn text(output: &Output) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
-/// Numbers from a fixed seed (splitmix64).
+/// Numbers from a fixed seed, as the tools seed the parts of a job.
 fn random_numbers(seed: u64) -> impl Iterator<Item = u64> {
-    let mut state = seed;
-    std::iter::repeat_with(move || {
-        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    })
+    (0u64..).map(move |part| part_seed(seed, &[part]))
 }
 
 fn recorded(dir: &Path) -> u64 {

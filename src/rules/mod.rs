@@ -15,4 +15,4 @@ pub use movegen::{MoveList, count_legal, legal_moves};
 pub use notation::{
     FenError, IllegalReason, MoveError, START_FEN, parse_fen, parse_move, start_position, to_fen,
 };
-pub use position::{Color, Kind, Move, Piece, Position};
+pub use position::{Color, Kind, Move, Piece, Position, split_mix};

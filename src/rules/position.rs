@@ -105,12 +105,17 @@ pub(crate) enum FormationOutcome {
     Forfeited(Color),
 }
 
-const fn splitmix64(state: u64) -> (u64, u64) {
-    let state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    let mut z = state;
+/// The step SplitMix64 adds to its state before mixing it.
+const SPLIT_MIX_GAMMA: u64 = 0x9E37_79B9_7F4A_7C15;
+
+/// One SplitMix64 output for `value`: a bijection of the 64-bit numbers in
+/// which every input bit changes about half the output bits. The Zobrist
+/// keys come from its stream, and the tools seed their jobs' parts with it.
+pub const fn split_mix(value: u64) -> u64 {
+    let mut z = value.wrapping_add(SPLIT_MIX_GAMMA);
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    (state, z ^ (z >> 31))
+    z ^ (z >> 31)
 }
 
 const fn build_zobrist() -> ([[u64; GRID_SLOTS]; 8], u64) {
@@ -120,15 +125,13 @@ const fn build_zobrist() -> ([[u64; GRID_SLOTS]; 8], u64) {
     while slot < 8 {
         let mut index = 0;
         while index < GRID_SLOTS {
-            let (next, value) = splitmix64(state);
-            state = next;
-            table[slot][index] = value;
+            table[slot][index] = split_mix(state);
+            state = state.wrapping_add(SPLIT_MIX_GAMMA);
             index += 1;
         }
         slot += 1;
     }
-    let (_, side) = splitmix64(state);
-    (table, side)
+    (table, split_mix(state))
 }
 
 const ZOBRIST: ([[u64; GRID_SLOTS]; 8], u64) = build_zobrist();

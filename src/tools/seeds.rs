@@ -2,14 +2,7 @@
 //! training): SplitMix64 applied over every number that names the part, so
 //! that neighbouring seeds and part numbers give unrelated random streams.
 
-/// One SplitMix64 step: a bijection of the 64-bit numbers in which every
-/// input bit changes about half the output bits.
-pub fn split_mix(value: u64) -> u64 {
-    let mut z = value.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
+use crate::rules::split_mix;
 
 /// The seed of the part named by `parts` (most general first) of the job
 /// seeded with `seed`. Each number is mixed in after the ones before it, so
