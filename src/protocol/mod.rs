@@ -14,7 +14,8 @@
 //!   `ponderhit` once the search is done), writes exactly one `bestmove`,
 //!   then tells the controller it has ended and hands the player back.
 //! - Every thread writes through one [`output::Output`]: whole lines (or
-//!   blocks of lines), never interleaved, flushed at once.
+//!   blocks of lines), never interleaved, flushed at once by the **output**
+//!   thread, the only one that touches the stream.
 //!
 //! # Ordering
 //!
@@ -67,18 +68,19 @@ use std::thread;
 ///
 /// # Errors
 ///
-/// Only when the reader thread cannot be started.
+/// Only when the reader or the output thread cannot be started.
 pub(crate) fn run(
     player: Box<dyn Player>,
     input: impl BufRead + Send + 'static,
     output: impl Write + Send + 'static,
 ) -> io::Result<()> {
-    let output = Output::new(output);
+    let output = Output::new(output)?;
     let gate = Arc::new(Gate::default());
     let (events, received) = mpsc::channel();
     let session = Session::new(player, output.clone(), events.clone());
     let reader = {
         let gate = Arc::clone(&gate);
+        let output = output.clone();
         thread::Builder::new()
             .name("reader".into())
             .spawn(move || read_commands(input, &gate, &output, &events))?
@@ -88,6 +90,7 @@ pub(crate) fn run(
     if reader.join().is_err() {
         log::error!("the input reader failed");
     }
+    output.drain();
     Ok(())
 }
 

@@ -1,23 +1,49 @@
 //! The one writer of protocol output, shared by every thread: whole lines,
 //! never interleaved, flushed as soon as they are written.
+//!
+//! Only the writer thread touches the stream. The other threads hand it
+//! whole blocks over a channel, so a thread that answers at a deadline
+//! never waits behind another one that was descheduled in the middle of a
+//! write to a slow or full pipe.
 
 use std::fmt::Display;
-use std::io::Write;
+use std::io::{self, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, Sender};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::thread;
+
+/// What the writer thread is asked to do.
+enum Message {
+    /// Write these lines together and flush.
+    Block(Vec<String>),
+    /// Tell the sender once everything before this is written.
+    Drained(Sender<()>),
+}
 
 /// A cloneable handle on the protocol's output stream.
 #[derive(Clone)]
 pub(crate) struct Output {
-    sink: Arc<Mutex<Box<dyn Write + Send>>>,
+    // The lock makes "check a search's answered flag, then queue a line"
+    // one step (see `answer_once`); it is held only for the in-memory send.
+    queue: Arc<Mutex<Sender<Message>>>,
 }
 
 impl Output {
-    /// Wraps a stream (stdout in the program, a buffer in tests).
-    pub(crate) fn new(sink: impl Write + Send + 'static) -> Output {
-        Output {
-            sink: Arc::new(Mutex::new(Box::new(sink))),
-        }
+    /// Starts the writer thread over a stream (stdout in the program, a
+    /// buffer in tests).
+    ///
+    /// # Errors
+    ///
+    /// When the thread cannot be started.
+    pub(crate) fn new(sink: impl Write + Send + 'static) -> io::Result<Output> {
+        let (queue, messages) = mpsc::channel();
+        thread::Builder::new()
+            .name("output".into())
+            .spawn(move || write_messages(sink, &messages))?;
+        Ok(Output {
+            queue: Arc::new(Mutex::new(queue)),
+        })
     }
 
     /// Writes one line and flushes it.
@@ -28,7 +54,7 @@ impl Output {
     /// Writes several lines as one block (no other thread's line can come
     /// between them) and flushes once.
     pub(crate) fn lines<S: AsRef<str>>(&self, lines: impl IntoIterator<Item = S>) {
-        Self::write(&mut self.lock(), lines);
+        Self::queue_block(&self.lock(), lines);
     }
 
     /// Writes `lines`, ending with a `bestmove`, unless the search that
@@ -40,43 +66,74 @@ impl Output {
         answered: &AtomicBool,
         lines: impl IntoIterator<Item = S>,
     ) -> bool {
-        let mut sink = self.lock();
+        let queue = self.lock();
         // Claimed under the lock, so that no line of the search can follow
         // its answer (see `before_answer`).
         let first = !answered.swap(true, Ordering::SeqCst);
         if first {
-            Self::write(&mut sink, lines);
+            Self::queue_block(&queue, lines);
         }
         first
     }
 
     /// Writes a line about a search unless the search has been answered.
     pub(crate) fn before_answer(&self, answered: &AtomicBool, text: &str) {
-        let mut sink = self.lock();
+        let queue = self.lock();
         if !answered.load(Ordering::SeqCst) {
-            Self::write(&mut sink, [text]);
+            Self::queue_block(&queue, [text]);
         }
     }
 
-    fn lock(&self) -> MutexGuard<'_, Box<dyn Write + Send>> {
-        // A poisoned lock only means another thread panicked mid-write; the
-        // stream itself is still usable.
-        self.sink.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    fn write<S: AsRef<str>>(sink: &mut Box<dyn Write + Send>, lines: impl IntoIterator<Item = S>) {
-        let written = lines
-            .into_iter()
-            .try_for_each(|line| writeln!(sink, "{}", line.as_ref()))
-            .and_then(|()| sink.flush());
-        if let Err(e) = written {
-            log::warn!("cannot write protocol output: {e}");
+    /// Waits until every line queued so far is written and flushed.
+    pub(crate) fn drain(&self) {
+        let (done, written) = mpsc::channel();
+        if self.lock().send(Message::Drained(done)).is_ok() {
+            // An error here means the writer is gone; nothing is left to wait for.
+            let _ = written.recv();
         }
     }
 
     /// Writes `info string error: <what>`, the one reply to a bad line.
     pub(crate) fn error(&self, what: impl Display) {
         self.line(&format!("info string error: {what}"));
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Sender<Message>> {
+        // A poisoned lock only means another thread panicked while queueing;
+        // the channel itself is still usable.
+        self.queue.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn queue_block<S: AsRef<str>>(queue: &Sender<Message>, lines: impl IntoIterator<Item = S>) {
+        let block = lines
+            .into_iter()
+            .map(|line| line.as_ref().to_owned())
+            .collect();
+        if queue.send(Message::Block(block)).is_err() {
+            log::warn!("cannot write protocol output: the writer thread has ended");
+        }
+    }
+}
+
+/// The writer thread: writes each block whole and flushes it, until every
+/// handle is gone.
+fn write_messages(mut sink: impl Write, messages: &mpsc::Receiver<Message>) {
+    for message in messages {
+        match message {
+            Message::Block(lines) => {
+                let written = lines
+                    .iter()
+                    .try_for_each(|line| writeln!(sink, "{line}"))
+                    .and_then(|()| sink.flush());
+                if let Err(e) = written {
+                    log::warn!("cannot write protocol output: {e}");
+                }
+            }
+            Message::Drained(done) => {
+                // The waiter may have given up; that is not an error.
+                let _ = done.send(());
+            }
+        }
     }
 }
 
@@ -100,7 +157,7 @@ mod tests {
     #[test]
     fn blocks_stay_whole_across_threads() {
         let buffer = Shared::default();
-        let output = Output::new(buffer.clone());
+        let output = Output::new(buffer.clone()).unwrap();
         let writers: Vec<_> = (0..4)
             .map(|t| {
                 let output = output.clone();
@@ -115,6 +172,7 @@ mod tests {
             writer.join().unwrap();
         }
         output.error("x");
+        output.drain();
         let text = String::from_utf8(buffer.0.lock().unwrap().clone()).unwrap();
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 1601);
