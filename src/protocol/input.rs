@@ -3,10 +3,10 @@
 //! while a search runs, without ever overtaking an earlier command.
 
 use super::command::{Command, CommandError, MAX_LINE_BYTES, parse_command};
-use super::output::Output;
+use super::output::{Answer, Output};
 use crate::search::SearchControl;
 use std::io::{self, BufRead, ErrorKind};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::mpsc::Sender;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Instant;
@@ -38,7 +38,7 @@ struct GateState {
     deferred: usize,
     /// The running search, if any, with its flag that says it has written
     /// its `bestmove` (from then on the search is over for the protocol).
-    search: Option<(SearchControl, Arc<AtomicBool>)>,
+    search: Option<(SearchControl, Arc<Answer>)>,
 }
 
 /// Shared between the reader and the controller; see the module
@@ -60,7 +60,7 @@ impl Gate {
     fn route(&self, command: Command, read_at: Instant, output: &Output, events: &Sender<Event>) {
         let mut state = self.lock();
         if let Some((search, answered)) = &state.search
-            && !answered.load(Ordering::SeqCst)
+            && !answered.given()
         {
             // A line held back behind the search may be a `go` that this
             // `stop` is meant for: then the controller must see it in turn.
@@ -116,7 +116,7 @@ impl Gate {
     pub(crate) fn publish(
         &self,
         line_handled: bool,
-        search: Option<(&SearchControl, &Arc<AtomicBool>)>,
+        search: Option<(&SearchControl, &Arc<Answer>)>,
         deferred: usize,
     ) {
         let mut state = self.lock();

@@ -10,8 +10,28 @@ use std::fmt::Display;
 use std::io::{self, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Sender};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::thread;
+use std::time::Instant;
+
+/// Whether a search has been answered with its `bestmove`, and when.
+#[derive(Debug, Default)]
+pub(crate) struct Answer {
+    given: AtomicBool,
+    at: OnceLock<Instant>,
+}
+
+impl Answer {
+    /// Whether the `bestmove` has been queued.
+    pub(crate) fn given(&self) -> bool {
+        self.given.load(Ordering::SeqCst)
+    }
+
+    /// When the `bestmove` was queued, once it was.
+    pub(crate) fn at(&self) -> Option<Instant> {
+        self.at.get().copied()
+    }
+}
 
 /// What the writer thread is asked to do.
 enum Message {
@@ -63,23 +83,25 @@ impl Output {
     /// lines were the answer.
     pub(crate) fn answer_once<S: AsRef<str>>(
         &self,
-        answered: &AtomicBool,
+        answer: &Answer,
         lines: impl IntoIterator<Item = S>,
     ) -> bool {
         let queue = self.lock();
         // Claimed under the lock, so that no line of the search can follow
         // its answer (see `before_answer`).
-        let first = !answered.swap(true, Ordering::SeqCst);
+        let first = !answer.given.swap(true, Ordering::SeqCst);
         if first {
             Self::queue_block(&queue, lines);
+            // Only the first claimer gets here, so the cell is still empty.
+            let _ = answer.at.set(Instant::now());
         }
         first
     }
 
     /// Writes a line about a search unless the search has been answered.
-    pub(crate) fn before_answer(&self, answered: &AtomicBool, text: &str) {
+    pub(crate) fn before_answer(&self, answer: &Answer, text: &str) {
         let queue = self.lock();
-        if !answered.load(Ordering::SeqCst) {
+        if !answer.given() {
             Self::queue_block(&queue, [text]);
         }
     }

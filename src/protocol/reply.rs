@@ -106,6 +106,7 @@ pub(crate) fn search_limits(
             time: Duration::from_millis(time),
             increment: Duration::from_millis(increment.unwrap_or(0)),
             moves_to_go: params.movestogo,
+            lag: None,
         }),
         mate: params.mate,
         infinite: params.infinite,

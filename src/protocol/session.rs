@@ -5,22 +5,23 @@ use super::command::quote;
 use super::command::{Command, GoParams};
 use super::input::{Event, Gate, Line};
 use super::options::{self, Effect, Settings};
-use super::output::Output;
+use super::output::{Answer, Output};
 use super::player::Player;
 use super::reply::{bestmove_line, describe_result, info_line, query_response, search_limits};
 use crate::rules::notation::board_picture;
 use crate::rules::perft::divide_lines;
 use crate::rules::{
-    Game, GameResult, Move, Position, legal_moves, parse_fen, parse_move, start_position, to_fen,
+    Color, Game, GameResult, Move, Position, legal_moves, parse_fen, parse_move, start_position,
+    to_fen,
 };
 use crate::search::eval::describe;
 use crate::search::nnue::describe as describe_network;
-use crate::search::time::budget;
-use crate::search::{SearchControl, SearchLimits};
+use crate::search::time::{MoveLag, budget};
+use crate::search::{Clock, SearchControl, SearchLimits};
 use std::collections::VecDeque;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
@@ -30,7 +31,7 @@ struct Running {
     control: SearchControl,
     /// Set by whoever writes the `bestmove`: from then on the search is
     /// over for the protocol.
-    answered: Arc<AtomicBool>,
+    answered: Arc<Answer>,
     /// When `go` was read.
     asked_at: Instant,
     /// How long the controller had waited for a processor when it began
@@ -41,6 +42,9 @@ struct Running {
     deadline: Option<Instant>,
     /// The move to play at the deadline if the search has not chosen one.
     fallback: Option<Move>,
+    /// The side and clock of a search timed by its clock, whose answer
+    /// teaches `Session::move_lag`.
+    clocked: Option<(Color, Clock)>,
     with_ponder: bool,
     thread: JoinHandle<Box<dyn Player>>,
 }
@@ -69,6 +73,8 @@ pub(crate) struct Session {
     /// How long this thread had waited for a processor when it began
     /// waiting for the event it handles (for the debug log).
     waited_at_event: Option<Duration>,
+    /// The caller's delays per move in this game, for the time budget.
+    move_lag: MoveLag,
 }
 
 impl Session {
@@ -92,6 +98,7 @@ impl Session {
             events,
             quitting: false,
             waited_at_event: None,
+            move_lag: MoveLag::default(),
         }
     }
 
@@ -174,7 +181,7 @@ impl Session {
     fn deadline(&self) -> Option<Instant> {
         self.running
             .as_ref()
-            .filter(|running| !running.answered.load(Ordering::SeqCst))
+            .filter(|running| !running.answered.given())
             .and_then(|running| running.deadline)
     }
 
@@ -205,7 +212,7 @@ impl Session {
         if self
             .running
             .as_ref()
-            .is_some_and(|running| running.answered.load(Ordering::SeqCst))
+            .is_some_and(|running| running.answered.given())
         {
             self.search_ended();
         }
@@ -220,6 +227,10 @@ impl Session {
 
     fn join_search(&mut self) {
         if let Some(running) = self.running.take() {
+            if let (Some((side, clock)), Some(at)) = (running.clocked, running.answered.at()) {
+                self.move_lag
+                    .answered(side, clock, at.saturating_duration_since(running.asked_at));
+            }
             match running.thread.join() {
                 Ok(player) => self.player = Some(player),
                 Err(_) => log::error!("the search thread died; the player is lost"),
@@ -240,6 +251,7 @@ impl Session {
             Command::NewGame => {
                 self.with_player(|player| player.clear());
                 self.game = Game::new(self.start);
+                self.move_lag.reset();
             }
             Command::Position { fen, moves } => self.set_position(fen.as_deref(), &moves),
             Command::Go(params) => self.go(&params, line.read_at),
@@ -365,7 +377,26 @@ impl Session {
             Ok(moves) => moves,
             Err(e) => return self.output.error(format_args!("searchmoves: {e}")),
         };
-        let limits = search_limits(params, position.side_to_move(), searchmoves, read_at);
+        let side = position.side_to_move();
+        let mut limits = search_limits(params, side, searchmoves, read_at);
+        let clocked = match limits.clock.as_mut() {
+            Some(clock) if !params.ponder && !limits.infinite => {
+                clock.lag = self.move_lag.before_search(side, clock);
+                log::debug!(
+                    "clock {} ms, delay per move {}",
+                    clock.time.as_millis(),
+                    clock.lag.map_or("not measured yet".into(), |lag| format!(
+                        "{:.1} ms",
+                        millis(lag)
+                    ))
+                );
+                Some((side, *clock))
+            }
+            _ => {
+                self.move_lag.reset();
+                None
+            }
+        };
         let Some(player) = self.player.take() else {
             return self
                 .output
@@ -389,7 +420,7 @@ impl Session {
             .first()
             .or(legal_moves(position).iter().next())
             .copied();
-        let answered = Arc::new(AtomicBool::new(false));
+        let answered = Arc::new(Answer::default());
         let handed_over = wait_since(self.waited_at_event);
         let thread = {
             let answered = Arc::clone(&answered);
@@ -430,6 +461,7 @@ impl Session {
                     waited_at_go: self.waited_at_event,
                     deadline,
                     fallback,
+                    clocked,
                     with_ponder,
                     thread,
                 });
@@ -486,7 +518,7 @@ fn search_and_report(
     control: &SearchControl,
     output: &Output,
     with_ponder: bool,
-    answered: &AtomicBool,
+    answered: &Answer,
 ) -> (Box<dyn Player>, Option<Duration>) {
     let thought = catch_unwind(AssertUnwindSafe(|| {
         player.think(game, limits, control, &mut |report| {

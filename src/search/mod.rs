@@ -60,6 +60,10 @@ pub(crate) struct Clock {
     pub increment: Duration,
     /// Moves until the next time control, if any.
     pub moves_to_go: Option<u32>,
+    /// The delay outside the engine the caller's clock has been charging
+    /// per move (pipes, the caller's own work), as measured from earlier
+    /// moves of the game ([`time::MoveLag`]); `None` before it is known.
+    pub lag: Option<Duration>,
 }
 
 /// What the caller asked the search to respect. All limits combine: the

@@ -1,10 +1,12 @@
 //! Time management: a soft budget checked between iterations and a hard
-//! one checked during the search, from the clock (less the move overhead)
-//! and `movetime` (used in full); no budget applies while pondering, and
-//! the clock restarts when pondering ends.
+//! one checked during the search, from the clock (less the move overhead
+//! and the delay measured on earlier moves) and `movetime` (used in full);
+//! no budget applies while pondering, and the clock restarts when pondering
+//! ends.
 
-use super::SearchLimits;
 use super::params::{Param, Params};
+use super::{Clock, SearchLimits};
+use crate::rules::Color;
 use std::time::{Duration, Instant};
 
 /// Moves assumed left in the game when the clock does not say.
@@ -12,6 +14,64 @@ const DEFAULT_MOVES_TO_GO: u32 = 30;
 /// Never plan for more moves than this (long controls with few moves left
 /// in the game would starve every move otherwise).
 const MAX_MOVES_TO_GO: u32 = 50;
+
+/// Added to twice the measured delay per move.
+const LAG_MARGIN: Duration = Duration::from_millis(1);
+
+/// Measures, over the moves of a game, how much more the caller's clock
+/// charges per move than the engine takes from reading `go` to writing
+/// `bestmove`: from one move's clock, increment and thinking time and the
+/// clock given with the next `go` of the same side. The estimate is the
+/// largest recent delay, fading by a quarter a move, so that a busy spell
+/// is remembered for a few moves.
+#[derive(Clone, Debug, Default)]
+pub struct MoveLag {
+    last: Option<AnsweredMove>,
+    estimate: Option<Duration>,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct AnsweredMove {
+    side: Color,
+    clock: Clock,
+    thought: Duration,
+}
+
+impl MoveLag {
+    /// The delay to plan with for a search of `side` on `clock`, learning
+    /// from the move answered before it.
+    pub fn before_search(&mut self, side: Color, clock: &Clock) -> Option<Duration> {
+        if let Some(last) = self.last.take() {
+            let charged = (last.clock.time + last.clock.increment).checked_sub(clock.time);
+            match charged {
+                Some(charged) if last.side == side => {
+                    let lag = charged.saturating_sub(last.thought);
+                    let faded = self.estimate.map_or(Duration::ZERO, |e| e * 3 / 4);
+                    self.estimate = Some(lag.max(faded));
+                }
+                // A clock with more time than the last one left is a new
+                // game (or a caller that resets its clocks): start again.
+                _ => self.estimate = None,
+            }
+        }
+        self.estimate
+    }
+
+    /// `side`'s search on `clock` answered after `thought`.
+    pub fn answered(&mut self, side: Color, clock: Clock, thought: Duration) {
+        self.last = Some(AnsweredMove {
+            side,
+            clock,
+            thought,
+        });
+    }
+
+    /// Forgets the game: a new one starts (or a search whose time does not
+    /// count, such as pondering, came between).
+    pub fn reset(&mut self) {
+        *self = MoveLag::default();
+    }
+}
 
 /// The two budgets of one move.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -44,14 +104,20 @@ pub fn budget(limits: &SearchLimits, overhead: Duration, params: &Params) -> Opt
             .unwrap_or(DEFAULT_MOVES_TO_GO)
             .clamp(1, MAX_MOVES_TO_GO);
         let percent = |param: Param| u32::try_from(params[param]).unwrap_or(0);
-        // The overhead is lost on every move, not once: a share that ignored
-        // it would run the clock down to the reserve whenever the delays
-        // exceed the increment (as on a busy machine) and lose on time at
-        // the next longer one. A tenth of the share is always kept, so that
-        // a short clock still gets a search.
+        // The delays are lost on every move, not once: a share that ignored
+        // them would run the clock down to the reserve whenever they exceed
+        // the increment (as on a busy machine) and lose on time at the next
+        // longer one. Until the game has measured them they are taken to be
+        // the whole overhead; then twice the measured delay and a
+        // millisecond, so that a quiet machine does not leave its clock
+        // unspent. A tenth of the share is always kept, so that a short clock
+        // still gets a search.
+        let charge = clock.lag.map_or(overhead, |lag| {
+            lag.saturating_mul(2).saturating_add(LAG_MARGIN)
+        });
         let share =
             available / moves_to_go + clock.increment * percent(Param::TimeIncrementPercent) / 100;
-        let optimum = share.saturating_sub(overhead).max(share / 10);
+        let optimum = share.saturating_sub(charge).max(share / 10);
         let cap = if moves_to_go == 1 {
             available
         } else {
@@ -138,15 +204,70 @@ mod tests {
         Duration::from_millis(n)
     }
 
+    fn clock(time: u64, increment: u64) -> Clock {
+        Clock {
+            time: ms(time),
+            increment: ms(increment),
+            ..Clock::default()
+        }
+    }
+
     fn with_clock(time: u64, increment: u64, moves_to_go: Option<u32>) -> SearchLimits {
         SearchLimits {
             clock: Some(Clock {
-                time: ms(time),
-                increment: ms(increment),
                 moves_to_go,
+                ..clock(time, increment)
             }),
             ..SearchLimits::default()
         }
+    }
+
+    #[test]
+    fn a_measured_delay_replaces_the_overhead_per_move() {
+        let unmeasured = budget(&with_clock(1000, 10, None), ms(30), &Params::default()).unwrap();
+        let mut quiet = with_clock(1000, 10, None);
+        quiet.clock.as_mut().unwrap().lag = Some(ms(1));
+        let quiet = budget(&quiet, ms(30), &Params::default()).unwrap();
+        // The share (970 / 30 + 7.5 ms) less 3 ms instead of less 30 ms.
+        assert_eq!(quiet.hard.as_micros(), 147_333);
+        assert!(quiet.soft > unmeasured.soft * 3);
+        let mut busy = with_clock(1000, 10, None);
+        busy.clock.as_mut().unwrap().lag = Some(ms(40));
+        let busy = budget(&busy, ms(30), &Params::default()).unwrap();
+        assert!(busy.soft < unmeasured.soft);
+    }
+
+    #[test]
+    fn the_delay_is_what_the_clock_charged_beyond_the_thinking() {
+        let mut lag = MoveLag::default();
+        assert_eq!(lag.before_search(Color::White, &clock(1000, 10)), None);
+        lag.answered(Color::White, clock(1000, 10), ms(20));
+        // 1000 + 10 - 985 = 25 ms charged for 20 ms of thinking.
+        assert_eq!(
+            lag.before_search(Color::White, &clock(985, 10)),
+            Some(ms(5))
+        );
+        lag.answered(Color::White, clock(985, 10), ms(20));
+        // No delay this time: the estimate fades by a quarter.
+        assert_eq!(
+            lag.before_search(Color::White, &clock(975, 10)),
+            Some(ms(5) * 3 / 4)
+        );
+        lag.answered(Color::White, clock(975, 10), ms(10));
+        // A spike is taken at once.
+        assert_eq!(
+            lag.before_search(Color::White, &clock(875, 10)),
+            Some(ms(100))
+        );
+        lag.answered(Color::White, clock(875, 10), ms(10));
+        // More time than the last clock left: a new game.
+        assert_eq!(lag.before_search(Color::White, &clock(60_000, 10)), None);
+        lag.answered(Color::White, clock(60_000, 10), ms(10));
+        // The other side's clock says nothing about this side's delays.
+        assert_eq!(lag.before_search(Color::Black, &clock(50_000, 10)), None);
+        lag.answered(Color::Black, clock(50_000, 10), ms(10));
+        lag.reset();
+        assert_eq!(lag.before_search(Color::Black, &clock(49_000, 10)), None);
     }
 
     #[test]
