@@ -208,6 +208,10 @@ static OPTIONS: LazyLock<Vec<OptionSpec>> = LazyLock::new(|| {
             Kind::Check(|s| &mut s.engine.tuning.threat_extension),
         ),
         developer(
+            "Search ContinuationHistory",
+            Kind::Check(|s| &mut s.engine.tuning.continuation_history),
+        ),
+        developer(
             "Search StabilityTime",
             Kind::Check(|s| &mut s.engine.tuning.stability_time),
         ),

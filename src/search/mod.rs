@@ -219,6 +219,9 @@ pub(crate) struct Tuning {
     /// A side facing a formation threat searches one ply deeper, as a
     /// chess engine extends checks.
     pub threat_extension: bool,
+    /// Order quiet moves also by their cut-offs right after the opponent's
+    /// move to the same cell (a continuation history of one ply).
+    pub continuation_history: bool,
     /// Time by stability: a move whose best move keeps changing gets more
     /// of its budget, one whose best move is settled less.
     pub stability_time: bool,
@@ -250,6 +253,7 @@ impl Default for Tuning {
             null_move: false,
             static_pruning: false,
             threat_extension: false,
+            continuation_history: false,
             stability_time: false,
             contempt: 0,
             eval_percent: eval::FULL_PERCENTS,

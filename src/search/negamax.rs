@@ -136,6 +136,9 @@ pub struct Worker<'a, 'h> {
     /// Whether the move into each ply was a passed turn (a null move), so
     /// that two passes never follow each other.
     passed: [bool; MAX_PLY + 2],
+    /// The move that reached each ply (none at the root and after a pass),
+    /// for the continuation history.
+    played: [Option<Move>; MAX_PLY + 2],
     /// The depth of the iteration under way.
     iteration: i32,
 }
@@ -213,6 +216,7 @@ impl<'a, 'h> Worker<'a, 'h> {
                 .use_network
                 .then(|| AccumulatorStack::new(shared.tuning.network.0)),
             passed: [false; MAX_PLY + 2],
+            played: [None; MAX_PLY + 2],
             iteration: 0,
         }
     }
@@ -222,7 +226,7 @@ impl<'a, 'h> Worker<'a, 'h> {
         let tt_move = self.probe(root.key(), 0).and_then(|hit| hit.mv);
         let mut list = MoveList::default();
         generate_legal(&root, &mut list);
-        let ordered = OrderedMoves::new(&root, list, tt_move, 0, &self.killers, self.history);
+        let ordered = OrderedMoves::new(&root, list, tt_move, 0, &self.killers, self.history, None);
         self.root_moves = ordered
             .filter(|mv| self.shared.root_moves.contains(mv))
             .map(|mv| RootMove {
@@ -385,6 +389,7 @@ impl<'a, 'h> Worker<'a, 'h> {
         for index in first..self.root_moves.len() {
             let mv = self.root_moves[index].mv;
             let child = root.make_move(mv);
+            self.played[1] = Some(mv);
             let score = if index == first {
                 -self.negamax(&child, depth - 1, -beta, -alpha, 1, true)
             } else {
@@ -607,8 +612,16 @@ impl<'a, 'h> Worker<'a, 'h> {
         let original_alpha = alpha;
         let tt_move = hit.and_then(|hit| hit.mv);
         self.killers.clear_children(ply);
-        let mut ordered =
-            OrderedMoves::new(position, moves, tt_move, ply, &self.killers, self.history);
+        let previous = self.previous_move(ply);
+        let mut ordered = OrderedMoves::new(
+            position,
+            moves,
+            tt_move,
+            ply,
+            &self.killers,
+            self.history,
+            previous,
+        );
         let mut best = -INFINITY;
         let mut best_move = None;
         let mut quiets_tried: [Option<Move>; 32] = [None; 32];
@@ -632,6 +645,7 @@ impl<'a, 'h> Worker<'a, 'h> {
             }
             let child = position.make_move(mv);
             self.shared.tt.prefetch(child.key());
+            self.played[ply + 1] = Some(mv);
             let score = if index == 0 {
                 -self.negamax(&child, depth - 1, -beta, -alpha, ply + 1, pv_node)
             } else {
@@ -724,6 +738,7 @@ impl<'a, 'h> Worker<'a, 'h> {
             let reduction =
                 params[Param::NullMoveReduction] + depth / params[Param::NullMoveDivisor].max(1);
             self.passed[ply + 1] = true;
+            self.played[ply + 1] = None;
             let score = -self.negamax(
                 &position.with_turn_passed(),
                 depth - 1 - reduction,
@@ -780,11 +795,21 @@ impl<'a, 'h> Worker<'a, 'h> {
         }
         if tuning.history {
             let bonus = (depth * depth).min(tuning.params[Param::HistoryBonusMax]);
-            self.history.update(position, mv, bonus);
+            let previous = self.previous_move(ply);
+            self.history.update(position, previous, mv, bonus);
             for other in tried.iter().flatten() {
-                self.history.update(position, *other, -bonus);
+                self.history.update(position, previous, *other, -bonus);
             }
         }
+    }
+
+    /// The move that reached `ply`, when the continuation history is on.
+    fn previous_move(&self, ply: usize) -> Option<Move> {
+        self.shared
+            .tuning
+            .continuation_history
+            .then(|| self.played[ply])
+            .flatten()
     }
 
     /// Resolves captures and formation threats below the horizon; `depth`

@@ -6,7 +6,7 @@ use super::MAX_PLY;
 use super::eval::{capture_cells, winning_cells};
 use crate::rules::geometry::{Bitboard, GRID_SLOTS, THRONE_RING};
 use crate::rules::movegen::{MAX_MOVES, MoveList};
-use crate::rules::{Move, Position};
+use crate::rules::{Cell, Move, Position};
 
 const TT_MOVE: i32 = 1 << 30;
 const WINNING: i32 = 1 << 29;
@@ -15,36 +15,63 @@ const KILLER: i32 = 1 << 27;
 /// History scores stay within this magnitude.
 const HISTORY_LIMIT: i32 = 16_384;
 
-/// Quiet moves that caused cut-offs, by side, origin and destination.
+/// Quiet moves that caused cut-offs: by side, origin and destination, and
+/// (the continuation history) by side, the cell the opponent's move before
+/// them went to and their own destination.
 pub(crate) struct History {
-    table: Vec<i32>,
+    by_move: Vec<i32>,
+    by_reply: Vec<i32>,
 }
 
 impl History {
     /// An empty history.
     pub(crate) fn new() -> History {
         History {
-            table: vec![0; 2 * GRID_SLOTS * GRID_SLOTS],
+            by_move: vec![0; 2 * GRID_SLOTS * GRID_SLOTS],
+            by_reply: vec![0; 2 * GRID_SLOTS * GRID_SLOTS],
         }
     }
 
-    fn slot(position: &Position, mv: Move) -> usize {
-        (position.side_to_move().index() * GRID_SLOTS + mv.from().index()) * GRID_SLOTS
-            + mv.to().index()
+    fn slot(position: &Position, first: Cell, second: Cell) -> usize {
+        (position.side_to_move().index() * GRID_SLOTS + first.index()) * GRID_SLOTS + second.index()
     }
 
-    /// The score of `mv` for the side to move of `position`.
-    pub(crate) fn get(&self, position: &Position, mv: Move) -> i32 {
-        self.table[Self::slot(position, mv)]
+    /// The score of `mv` for the side to move of `position`, with the
+    /// continuation history's score of it after `previous` when given.
+    pub(crate) fn get(&self, position: &Position, previous: Option<Move>, mv: Move) -> i32 {
+        let own = self.by_move[Self::slot(position, mv.from(), mv.to())];
+        previous.map_or(own, |previous| {
+            own + self.by_reply[Self::slot(position, previous.to(), mv.to())]
+        })
     }
 
-    /// Moves the score of `mv` towards the limit by `bonus` (negative for a
-    /// malus), shrinking as it approaches so old lessons fade.
-    pub(crate) fn update(&mut self, position: &Position, mv: Move, bonus: i32) {
-        let entry = &mut self.table[Self::slot(position, mv)];
-        let bonus = bonus.clamp(-HISTORY_LIMIT, HISTORY_LIMIT);
-        *entry += bonus - *entry * bonus.abs() / HISTORY_LIMIT;
+    /// Moves the scores of `mv` (after `previous`, when given) towards the
+    /// limit by `bonus` (negative for a malus).
+    pub(crate) fn update(
+        &mut self,
+        position: &Position,
+        previous: Option<Move>,
+        mv: Move,
+        bonus: i32,
+    ) {
+        nudge(
+            &mut self.by_move[Self::slot(position, mv.from(), mv.to())],
+            bonus,
+        );
+        if let Some(previous) = previous {
+            nudge(
+                &mut self.by_reply[Self::slot(position, previous.to(), mv.to())],
+                bonus,
+            );
+        }
     }
+}
+
+/// Moves a history score towards the limit by `bonus`, shrinking as it
+/// approaches so old lessons fade.
+fn nudge(entry: &mut i32, bonus: i32) {
+    let bonus = bonus.clamp(-HISTORY_LIMIT, HISTORY_LIMIT);
+    *entry += bonus - *entry * bonus.abs() / HISTORY_LIMIT;
 }
 
 /// Two quiet moves per ply that refuted a sibling.
@@ -105,7 +132,8 @@ pub(crate) struct OrderedMoves {
 }
 
 impl OrderedMoves {
-    /// Scores `moves` of `position` at `ply`.
+    /// Scores `moves` of `position` at `ply`, reached by `previous` (given
+    /// only when the continuation history is on).
     pub(crate) fn new(
         position: &Position,
         moves: MoveList,
@@ -113,6 +141,7 @@ impl OrderedMoves {
         ply: usize,
         killers: &Killers,
         history: &History,
+        previous: Option<Move>,
     ) -> OrderedMoves {
         let captures = capture_cells(position, position.side_to_move());
         let winning = winning_cells(position, position.side_to_move());
@@ -124,11 +153,11 @@ impl OrderedMoves {
             } else if is_winning(winning, mv) {
                 WINNING
             } else if captures & to != 0 {
-                CAPTURE + history.get(position, mv)
+                CAPTURE + history.get(position, previous, mv)
             } else if let Some(rank) = killers.rank(ply, mv) {
                 rank
             } else {
-                history.get(position, mv)
+                history.get(position, previous, mv)
             };
         }
         OrderedMoves {
@@ -190,6 +219,7 @@ mod tests {
             3,
             &killers,
             &history,
+            None,
         )
         .collect();
         assert_eq!(&ordered[..3], &[tt_move, capture, killer]);
@@ -202,10 +232,28 @@ mod tests {
         let mv = legal_moves(&position).as_slice()[0];
         let mut history = History::new();
         for _ in 0..1000 {
-            history.update(&position, mv, 4000);
+            history.update(&position, None, mv, 4000);
         }
-        assert!(history.get(&position, mv) <= HISTORY_LIMIT);
-        history.update(&position, mv, -4000);
-        assert!(history.get(&position, mv) < HISTORY_LIMIT);
+        assert!(history.get(&position, None, mv) <= HISTORY_LIMIT);
+        history.update(&position, None, mv, -4000);
+        assert!(history.get(&position, None, mv) < HISTORY_LIMIT);
+    }
+
+    #[test]
+    fn the_continuation_history_scores_a_move_after_the_move_it_answered() {
+        let position = parse_fen(crate::rules::START_FEN).unwrap();
+        let moves = legal_moves(&position);
+        let (previous, other_previous, mv) = (
+            moves.as_slice()[0],
+            moves.as_slice()[1],
+            moves.as_slice()[2],
+        );
+        assert_ne!(previous.to(), other_previous.to());
+        let mut history = History::new();
+        history.update(&position, Some(previous), mv, 400);
+        let plain = history.get(&position, None, mv);
+        assert!(plain > 0);
+        assert!(history.get(&position, Some(previous), mv) > plain);
+        assert_eq!(history.get(&position, Some(other_previous), mv), plain);
     }
 }
