@@ -139,3 +139,22 @@ def test_the_readme_example_plots_a_match(match_run, agon_binary, tmp_path):
         check=True, timeout=300,
     )
     assert picture.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_the_draws_example_counts_each_draw_on_one_side_at_most(match_run, tmp_path):
+    jsonl, _ = match_run
+    example = Path(__file__).resolve().parents[1] / "examples" / "draws_when_better.py"
+    draws = sum(game.result == "1/2-1/2" for game in agon.read_games(jsonl))
+
+    def counts(engine, threshold):
+        out = subprocess.run(
+            [sys.executable, str(example), str(jsonl), engine, "--threshold", str(threshold)],
+            check=True, capture_output=True, text=True, timeout=60,
+        ).stdout.splitlines()
+        return int(out[1].split(": ")[1].split()[0]), int(out[2].split(": ")[1].split()[0])
+
+    # With no threshold every draw with a score is "ahead" (mean >= 0) or
+    # "behind"; with an unreachable one, none is either.
+    ahead, behind = counts("deeper", 0)
+    assert 0 < ahead + behind <= draws
+    assert counts("deeper", 1_000_000) == (0, 0)
