@@ -189,6 +189,17 @@ impl Browser {
         .await;
     }
 
+    /// The red bar's text, empty while it is hidden.
+    pub async fn notice(&self) -> String {
+        self.js(
+            "const n = document.getElementById('notice'); return n.hidden ? '' : n.textContent;",
+        )
+        .await
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+    }
+
     pub async fn js(&self, script: &str) -> serde_json::Value {
         self.client
             .execute(script, Vec::new())
