@@ -722,6 +722,8 @@ function moveSound(capture) {
   if (!sound) return;
   try {
     audio = audio || new AudioContext();
+    // A context made before the person touched the page starts suspended.
+    if (audio.state === "suspended") audio.resume().catch(() => { /* not allowed yet */ });
     const osc = audio.createOscillator();
     const gain = audio.createGain();
     osc.frequency.value = capture ? 330 : 660;
