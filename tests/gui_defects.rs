@@ -465,11 +465,18 @@ async fn defect_12_the_small_ones() {
     // The empty score graph says what it is.
     assert!(page.text("#graph .empty").await.contains("no scores"));
     assert!(page.text("#graph").await.contains("plies"));
-    // The Clock placeholder fits its field.
-    let fits = page
-        .js("const i = document.getElementById('play-tc'); const c = document.createElement('canvas').getContext('2d'); c.font = getComputedStyle(i).font; return c.measureText(i.placeholder).width <= i.clientWidth;")
+    // The Clock placeholder fits its field, in every language.
+    let cut = page
+        .js("const i = document.getElementById('play-tc'); const c = document.createElement('canvas').getContext('2d');
+             const cut = [];
+             for (const code of Object.keys(STRINGS)) {
+               setLanguage(code);
+               c.font = getComputedStyle(i).font;
+               if (c.measureText(i.placeholder).width > i.clientWidth) cut.push(code + ': ' + i.placeholder);
+             }
+             setLanguage('en'); return cut;")
         .await;
-    assert_eq!(fits, true, "the placeholder is cut");
+    assert_eq!(cut, serde_json::json!([]), "the placeholder is cut");
     // Coordinates are drawn over the pieces.
     page.click("#coords").await;
     assert!(
@@ -511,12 +518,28 @@ async fn defect_12_the_small_ones() {
     .await;
     assert!(!page.text("#player-top").await.contains('?'));
     assert!(!page.text("#player-bottom").await.contains('?'));
-    // Scores in the move list never wrap away from their move.
-    page.play_free_moves(30).await;
+    // Scores in the move list never wrap away from their move, even where
+    // the language may break a line between them (Japanese: f1e1定跡), at
+    // any width of the list.
+    let pgn = std::fs::read_to_string("tests/data/gui-three-games.pgn").expect("the PGN");
+    page.set_input("#pgn-text", &pgn).await;
+    page.click("#pgn-import").await;
+    page.wait_until("the scored moves", async || {
+        page.flag("return document.querySelectorAll('#moves .ply small').length > 4;")
+            .await
+    })
+    .await;
+    page.js("setLanguage('ja'); return null;").await;
     let wrapped = page
-        .js("document.getElementById('moves').style.width = '160px'; return Array.from(document.querySelectorAll('#moves .ply')).filter(p => p.getClientRects().length > 1).length;")
+        .js("const m = document.getElementById('moves'); let most = 0;
+             for (let w = 60; w <= 260; w += 5) {
+               m.style.width = w + 'px';
+               most = Math.max(most, Array.from(m.querySelectorAll('.ply')).filter(p => p.getClientRects().length > 1).length);
+             }
+             m.style.width = ''; return most;")
         .await;
-    assert_eq!(wrapped, 0);
+    page.js("setLanguage('en'); return null;").await;
+    assert_eq!(wrapped, 0, "plies split over two lines");
     // A clock that ran out reads 0:00.0 and the status says the game is over.
     page.set_input("#play-tc", "0.02+0").await;
     page.click("#new-game").await;
