@@ -39,14 +39,6 @@ async fn line_count(page: &Browser) -> u64 {
         .unwrap_or(0)
 }
 
-async fn notice(page: &Browser) -> String {
-    page.js("const n = document.getElementById('notice'); return n.hidden ? '' : n.textContent;")
-        .await
-        .as_str()
-        .unwrap_or_default()
-        .to_string()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs Chromium and ChromeDriver (Debian: chromium chromium-driver); contrib/test-everything.sh"]
 async fn defect_1_analysis_lines_never_belong_to_another_position() {
@@ -193,24 +185,24 @@ async fn defect_4_error_messages_clear_once_put_right() {
     page.set_input("#play-tc", "abc").await;
     page.click("#new-game").await;
     page.wait_until("the clock error", async || {
-        notice(&page).await.contains("time control")
+        page.notice().await.contains("time control")
     })
     .await;
     page.set_input("#play-tc", "").await;
     page.click("#new-game").await;
-    page.wait_until("the error gone", async || notice(&page).await.is_empty())
+    page.wait_until("the error gone", async || page.notice().await.is_empty())
         .await;
     page.click("#panel-records summary").await;
     page.set_input("#fen", "not a fen").await;
     page.click("#fen-analyse").await;
     page.wait_until("the FEN error", async || {
-        notice(&page).await.contains("FEN")
+        page.notice().await.contains("FEN")
     })
     .await;
     page.set_input("#fen", agon::rules::START_FEN).await;
     page.click("#fen-analyse").await;
     page.wait_until("the FEN error gone", async || {
-        notice(&page).await.is_empty()
+        page.notice().await.is_empty()
     })
     .await;
     page.assert_no_errors().await;
@@ -336,7 +328,7 @@ async fn defect_8_and_11_engine_option_errors_show_and_values_stay_one_line() {
     )
     .await;
     page.wait_until("the refusal", async || {
-        notice(&page).await.contains("EvalFile")
+        page.notice().await.contains("EvalFile")
     })
     .await;
     page.wait_until("the refusal in the engine panel", async || {
@@ -349,7 +341,7 @@ async fn defect_8_and_11_engine_option_errors_show_and_values_stay_one_line() {
     page.set_input(&format!("{opponent} [data-option=Threads]"), "9999")
         .await;
     page.wait_until("the range error", async || {
-        notice(&page).await.contains("Threads")
+        page.notice().await.contains("Threads")
     })
     .await;
     page.wait_until("the field put back", async || {
@@ -393,7 +385,7 @@ async fn defect_9_a_late_bestmove_is_played_and_reported() {
     page.click_cell("f1").await;
     page.click_cell("e1").await;
     page.wait_until("the overdue notice", async || {
-        notice(&page).await.contains("did not answer in its time")
+        page.notice().await.contains("did not answer in its time")
     })
     .await;
     let asked = Instant::now();
@@ -473,11 +465,18 @@ async fn defect_12_the_small_ones() {
     // The empty score graph says what it is.
     assert!(page.text("#graph .empty").await.contains("no scores"));
     assert!(page.text("#graph").await.contains("plies"));
-    // The Clock placeholder fits its field.
-    let fits = page
-        .js("const i = document.getElementById('play-tc'); const c = document.createElement('canvas').getContext('2d'); c.font = getComputedStyle(i).font; return c.measureText(i.placeholder).width <= i.clientWidth;")
+    // The Clock placeholder fits its field, in every language.
+    let cut = page
+        .js("const i = document.getElementById('play-tc'); const c = document.createElement('canvas').getContext('2d');
+             const cut = [];
+             for (const code of Object.keys(STRINGS)) {
+               setLanguage(code);
+               c.font = getComputedStyle(i).font;
+               if (c.measureText(i.placeholder).width > i.clientWidth) cut.push(code + ': ' + i.placeholder);
+             }
+             setLanguage('en'); return cut;")
         .await;
-    assert_eq!(fits, true, "the placeholder is cut");
+    assert_eq!(cut, serde_json::json!([]), "the placeholder is cut");
     // Coordinates are drawn over the pieces.
     page.click("#coords").await;
     assert!(
@@ -499,7 +498,7 @@ async fn defect_12_the_small_ones() {
     page.set_input("#move-input", "f1f9").await;
     page.click("#move-form button").await;
     page.wait_until("the refusal", async || {
-        notice(&page).await.contains("illegal")
+        page.notice().await.contains("illegal")
     })
     .await;
     assert_eq!(page.text("#move-input").await, "f1f9");
@@ -519,12 +518,28 @@ async fn defect_12_the_small_ones() {
     .await;
     assert!(!page.text("#player-top").await.contains('?'));
     assert!(!page.text("#player-bottom").await.contains('?'));
-    // Scores in the move list never wrap away from their move.
-    page.play_free_moves(30).await;
+    // Scores in the move list never wrap away from their move, even where
+    // the language may break a line between them (Japanese: f1e1定跡), at
+    // any width of the list.
+    let pgn = std::fs::read_to_string("tests/data/gui-three-games.pgn").expect("the PGN");
+    page.set_input("#pgn-text", &pgn).await;
+    page.click("#pgn-import").await;
+    page.wait_until("the scored moves", async || {
+        page.flag("return document.querySelectorAll('#moves .ply small').length > 4;")
+            .await
+    })
+    .await;
+    page.js("setLanguage('ja'); return null;").await;
     let wrapped = page
-        .js("document.getElementById('moves').style.width = '160px'; return Array.from(document.querySelectorAll('#moves .ply')).filter(p => p.getClientRects().length > 1).length;")
+        .js("const m = document.getElementById('moves'); let most = 0;
+             for (let w = 60; w <= 260; w += 5) {
+               m.style.width = w + 'px';
+               most = Math.max(most, Array.from(m.querySelectorAll('.ply')).filter(p => p.getClientRects().length > 1).length);
+             }
+             m.style.width = ''; return most;")
         .await;
-    assert_eq!(wrapped, 0);
+    page.js("setLanguage('en'); return null;").await;
+    assert_eq!(wrapped, 0, "plies split over two lines");
     // A clock that ran out reads 0:00.0 and the status says the game is over.
     page.set_input("#play-tc", "0.02+0").await;
     page.click("#new-game").await;

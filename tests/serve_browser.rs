@@ -139,3 +139,43 @@ async fn two_visitors_play_at_once_and_each_sees_only_their_own_game() {
     first.close().await;
     second.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs Chromium and ChromeDriver (Debian: chromium chromium-driver); contrib/test-everything.sh"]
+async fn the_public_servers_refusals_are_told_in_the_visitors_language() {
+    let _one_at_a_time = BROWSER.lock().await;
+    let (_server, url) = start_serve("serve-refusals");
+    let visitor = browser().await;
+    visitor.open(&url).await;
+    visitor.js("setLanguage('es'); return null;").await;
+    for (command, spanish) in [
+        (
+            "{cmd: 'watch', white: 0, black: 0}",
+            "'Watch' no está disponible en este servidor.",
+        ),
+        (
+            "{cmd: 'new_game', tc: '5+3'}",
+            "Las partidas de este servidor no tienen reloj.",
+        ),
+        ("{cmd: 'move', mv: 'f1f3'}", "La jugada f1f3 no es legal: "),
+    ] {
+        visitor
+            .js(&format!("command({command}); return null;"))
+            .await;
+        visitor
+            .wait_until(spanish, async || {
+                visitor.notice().await.starts_with(spanish)
+            })
+            .await;
+    }
+    visitor.js("setLanguage('ko'); return null;").await;
+    visitor
+        .wait_until("the refusal in Korean", async || {
+            visitor
+                .notice()
+                .await
+                .starts_with("f1f3은(는) 둘 수 없는 수입니다: ")
+        })
+        .await;
+    visitor.close().await;
+}

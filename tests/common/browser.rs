@@ -122,6 +122,12 @@ pub async fn browser() -> Browser {
 
 /// A headless browser with a window of this size (a phone is 390x844).
 pub async fn browser_sized(width: u32, height: u32) -> Browser {
+    browser_with(width, height, &[]).await
+}
+
+/// A headless browser of this size started with further Chromium switches
+/// (such as `--force-prefers-reduced-motion`).
+pub async fn browser_with(width: u32, height: u32, switches: &[&str]) -> Browser {
     let port = free_port();
     let driver = Process(
         Command::new(CHROMEDRIVER)
@@ -139,19 +145,20 @@ pub async fn browser_sized(width: u32, height: u32) -> Browser {
     let profile =
         std::env::temp_dir().join(format!("agon-gui-profile-{}-{port}", std::process::id()));
     let _ = std::fs::remove_dir_all(&profile);
-    let args = [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--disable-dev-shm-usage",
-        &format!("--window-size={width},{height}"),
-        &format!("--user-data-dir={}", profile.display()),
+    let mut args = vec![
+        "--headless".to_string(),
+        "--no-sandbox".to_string(),
+        "--disable-gpu".to_string(),
+        "--disable-quic".to_string(),
+        "--no-first-run".to_string(),
+        "--disable-background-networking".to_string(),
+        "--disable-component-update".to_string(),
+        "--disable-sync".to_string(),
+        "--disable-dev-shm-usage".to_string(),
+        format!("--window-size={width},{height}"),
+        format!("--user-data-dir={}", profile.display()),
     ];
+    args.extend(switches.iter().map(|s| s.to_string()));
     let mut capabilities = serde_json::Map::new();
     capabilities.insert(
         "goog:chromeOptions".into(),
@@ -187,6 +194,17 @@ impl Browser {
                     .unwrap_or(true)
         })
         .await;
+    }
+
+    /// The red bar's text, empty while it is hidden.
+    pub async fn notice(&self) -> String {
+        self.js(
+            "const n = document.getElementById('notice'); return n.hidden ? '' : n.textContent;",
+        )
+        .await
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
     }
 
     pub async fn js(&self, script: &str) -> serde_json::Value {

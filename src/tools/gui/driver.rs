@@ -3,6 +3,7 @@
 //! waits for the `bestmove` of the one it replaces, options wait for the
 //! engine to be idle, and a crash or a stall is reported instead of waited on.
 
+use super::problem::{Code, Problem};
 use crate::tools::match_runner::engine::{EngineProcess, Failure};
 use crate::tools::match_runner::options::{EngineSpec, Limits, Timeouts};
 use serde::Serialize;
@@ -168,7 +169,7 @@ pub enum Report {
     /// The engine refused something: an `info string error: ...` line.
     Refused(String),
     /// It is gone, for this reason.
-    Failed(String),
+    Failed(Problem),
 }
 
 /// The GUI's handle on one engine thread; dropping it lets the thread end
@@ -247,7 +248,10 @@ fn run(spec: &EngineSpec, inbox: &Receiver<Request>, report: &impl Fn(Report)) {
     let mut engine = match EngineProcess::start(spec, &timeouts, &abort) {
         Ok(engine) => engine,
         Err(error) => {
-            report(Report::Failed(format!("failed to start: {error}")));
+            report(Report::Failed(
+                Problem::new(Code::EngineStartFailed, format!("failed to start: {error}"))
+                    .with("detail", error.to_string()),
+            ));
             return;
         }
     };
@@ -279,7 +283,7 @@ impl Machine {
         inbox: &Receiver<Request>,
         report: &impl Fn(Report),
         abort: &AtomicBool,
-    ) -> Result<(), String> {
+    ) -> Result<(), Problem> {
         loop {
             loop {
                 match inbox.try_recv() {
@@ -300,7 +304,10 @@ impl Machine {
                 }
                 Err(Failure::TimedOut) => self.check_deadlines(engine, report)?,
                 Err(Failure::Crashed) => {
-                    return Err("the engine crashed (its output closed)".into());
+                    return Err(Problem::new(
+                        Code::EngineCrashed,
+                        "the engine crashed (its output closed)",
+                    ));
                 }
                 Err(Failure::Aborted) => return Ok(()),
             }
@@ -312,7 +319,7 @@ impl Machine {
         request: Request,
         engine: &mut EngineProcess,
         report: &impl Fn(Report),
-    ) -> Result<(), String> {
+    ) -> Result<(), Problem> {
         match request {
             Request::Search(search) => match self.state {
                 State::Idle => self.start(search, engine, report)?,
@@ -336,7 +343,7 @@ impl Machine {
         Ok(())
     }
 
-    fn queue(&mut self, line: String, engine: &mut EngineProcess) -> Result<(), String> {
+    fn queue(&mut self, line: String, engine: &mut EngineProcess) -> Result<(), Problem> {
         if matches!(self.state, State::Idle) {
             send(engine, &line)
         } else {
@@ -350,7 +357,7 @@ impl Machine {
         search: Search,
         engine: &mut EngineProcess,
         report: &impl Fn(Report),
-    ) -> Result<(), String> {
+    ) -> Result<(), Problem> {
         send(engine, &search.position)?;
         send(engine, &search.go)?;
         let deadline = search.budget.map(|b| Instant::now() + b + STOP_GRACE);
@@ -359,7 +366,11 @@ impl Machine {
         Ok(())
     }
 
-    fn stop(&mut self, engine: &mut EngineProcess, report: &impl Fn(Report)) -> Result<(), String> {
+    fn stop(
+        &mut self,
+        engine: &mut EngineProcess,
+        report: &impl Fn(Report),
+    ) -> Result<(), Problem> {
         send(engine, "stop")?;
         self.state = State::Stopping {
             since: Instant::now(),
@@ -374,7 +385,7 @@ impl Machine {
         line: &str,
         engine: &mut EngineProcess,
         report: &impl Fn(Report),
-    ) -> Result<(), String> {
+    ) -> Result<(), Problem> {
         let mut words = line.split_whitespace();
         if let Some(what) = line.trim().strip_prefix("info string error:") {
             report(Report::Refused(what.trim().to_string()));
@@ -407,7 +418,7 @@ impl Machine {
         &mut self,
         engine: &mut EngineProcess,
         report: &impl Fn(Report),
-    ) -> Result<(), String> {
+    ) -> Result<(), Problem> {
         self.state = State::Idle;
         for line in std::mem::take(&mut self.queued) {
             send(engine, &line)?;
@@ -425,7 +436,7 @@ impl Machine {
         &mut self,
         engine: &mut EngineProcess,
         report: &impl Fn(Report),
-    ) -> Result<(), String> {
+    ) -> Result<(), Problem> {
         match &self.state {
             State::Searching {
                 search,
@@ -440,19 +451,26 @@ impl Machine {
                 };
                 Ok(())
             }
-            State::Stopping { since, .. } if since.elapsed() > STOP_GRACE => Err(format!(
-                "the engine stalled: no bestmove {} s after stop",
-                STOP_GRACE.as_secs()
-            )),
+            State::Stopping { since, .. } if since.elapsed() > STOP_GRACE => Err(Problem::new(
+                Code::EngineStalled,
+                format!(
+                    "the engine stalled: no bestmove {} s after stop",
+                    STOP_GRACE.as_secs()
+                ),
+            )
+            .with("seconds", STOP_GRACE.as_secs())),
             _ => Ok(()),
         }
     }
 }
 
-fn send(engine: &mut EngineProcess, line: &str) -> Result<(), String> {
-    engine
-        .send(line)
-        .map_err(|_| "the engine crashed (writing to it failed)".to_string())
+fn send(engine: &mut EngineProcess, line: &str) -> Result<(), Problem> {
+    engine.send(line).map_err(|_| {
+        Problem::new(
+            Code::EngineCrashed,
+            "the engine crashed (writing to it failed)",
+        )
+    })
 }
 
 /// An option as the engine declared it.

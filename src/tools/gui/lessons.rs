@@ -730,6 +730,23 @@ mod tests {
     }
 
     #[test]
+    fn every_problem_the_servers_report_has_its_sentence_and_no_other() {
+        use crate::tools::gui::problem::Code;
+        let (_, english) = read_table(super::super::server::LANGUAGE_TABLES[0]);
+        let sentences: std::collections::BTreeSet<&str> = english
+            .iter()
+            .filter_map(|(key, _)| key.strip_prefix("error."))
+            .collect();
+        let codes: std::collections::BTreeSet<&str> =
+            Code::ALL.iter().map(|code| code.name()).collect();
+        assert_eq!(codes.len(), Code::ALL.len(), "a code name appears twice");
+        let missing: Vec<_> = codes.difference(&sentences).collect();
+        let stale: Vec<_> = sentences.difference(&codes).collect();
+        assert!(missing.is_empty(), "no sentence for {missing:?}");
+        assert!(stale.is_empty(), "sentences of no code: {stale:?}");
+    }
+
+    #[test]
     fn every_rule_lesson_and_explanation_has_its_words() {
         let (_, english) = read_table(super::super::server::LANGUAGE_TABLES[0]);
         let has = |key: String| english.iter().any(|(k, _)| *k == key);

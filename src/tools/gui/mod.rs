@@ -4,6 +4,7 @@
 pub mod driver;
 mod lessons;
 pub mod pgn;
+pub mod problem;
 pub(crate) mod server;
 pub mod session;
 

@@ -4,6 +4,7 @@
 //! parentheses (RAV) and comments in words. Every move is checked by the
 //! rules core.
 
+use super::problem::{Code, Problem, fen_reason};
 use crate::rules::{Color, Game, parse_fen};
 
 /// A score as recorded, from White's point of view.
@@ -82,7 +83,7 @@ impl ReadGame {
 }
 
 /// Reads every game of a PGN text; an error names the game and what is wrong.
-pub fn read_games(text: &str) -> Result<Vec<ReadGame>, String> {
+pub fn read_games(text: &str) -> Result<Vec<ReadGame>, Problem> {
     let mut games = Vec::new();
     let mut tags: Vec<(String, String)> = Vec::new();
     let mut movetext = String::new();
@@ -94,10 +95,15 @@ pub fn read_games(text: &str) -> Result<Vec<ReadGame>, String> {
                 tags.clear();
                 movetext.clear();
             }
-            tags.push(
-                parse_tag(trimmed)
-                    .ok_or_else(|| format!("game {}: bad tag line '{trimmed}'", games.len() + 1))?,
-            );
+            let game = games.len() + 1;
+            tags.push(parse_tag(trimmed).ok_or_else(|| {
+                Problem::new(
+                    Code::PgnBadTag,
+                    format!("game {game}: bad tag line '{trimmed}'"),
+                )
+                .with("game", game)
+                .with("line", trimmed)
+            })?);
         } else {
             movetext.push_str(line);
             movetext.push('\n');
@@ -107,9 +113,14 @@ pub fn read_games(text: &str) -> Result<Vec<ReadGame>, String> {
         games.push(finish(&tags, &movetext, games.len() + 1)?);
     }
     if games.is_empty() {
-        return Err("no game in the PGN text".into());
+        return Err(Problem::new(Code::PgnEmpty, "no game in the PGN text"));
     }
     Ok(games)
+}
+
+/// A fault of game `number` of the text.
+fn in_game(code: Code, number: usize, what: &str) -> Problem {
+    Problem::new(code, format!("game {number}: {what}")).with("game", number)
 }
 
 fn in_comment(text: &str) -> bool {
@@ -131,7 +142,7 @@ enum Token {
     Close,
 }
 
-fn tokens(movetext: &str, number: usize) -> Result<Vec<Token>, String> {
+fn tokens(movetext: &str, number: usize) -> Result<Vec<Token>, Problem> {
     let mut tokens = Vec::new();
     let mut rest = movetext;
     loop {
@@ -142,7 +153,7 @@ fn tokens(movetext: &str, number: usize) -> Result<Vec<Token>, String> {
         if let Some(after) = rest.strip_prefix('{') {
             let end = after
                 .find('}')
-                .ok_or_else(|| format!("game {number}: a comment is not closed"))?;
+                .ok_or_else(|| in_game(Code::PgnOpenComment, number, "a comment is not closed"))?;
             tokens.push(Token::Comment(after[..end].trim().to_string()));
             rest = &after[end + 1..];
         } else if let Some(after) = rest.strip_prefix('(') {
@@ -161,12 +172,15 @@ fn tokens(movetext: &str, number: usize) -> Result<Vec<Token>, String> {
     }
 }
 
-fn finish(tags: &[(String, String)], movetext: &str, number: usize) -> Result<ReadGame, String> {
+fn finish(tags: &[(String, String)], movetext: &str, number: usize) -> Result<ReadGame, Problem> {
     let fen = tags
         .iter()
         .find(|(n, _)| n == "FEN")
         .map_or(crate::rules::START_FEN.to_string(), |(_, v)| v.clone());
-    let start = parse_fen(&fen).map_err(|e| format!("game {number}: bad FEN tag: {e}"))?;
+    let start = parse_fen(&fen).map_err(|e| {
+        in_game(Code::PgnBadFen, number, &format!("bad FEN tag: {e}"))
+            .within("reason", &fen_reason(&e))
+    })?;
     let mut reader = LineReader {
         tokens: tokens(movetext, number)?.into_iter().peekable(),
         number,
@@ -178,7 +192,11 @@ fn finish(tags: &[(String, String)], movetext: &str, number: usize) -> Result<Re
     };
     let moves = reader.line(Game::new(start), 0)?;
     if reader.tokens.next().is_some() {
-        return Err(format!("game {number}: a ')' closes no variation"));
+        return Err(in_game(
+            Code::PgnStrayClose,
+            number,
+            "a ')' closes no variation",
+        ));
     }
     Ok(ReadGame {
         tags: tags.to_vec(),
@@ -209,7 +227,7 @@ impl LineReader {
 
     /// Reads moves from `game` up to the end of the line (`)` or the end of
     /// the text); `depth` counts the variations it is in.
-    fn line(&mut self, mut game: Game, depth: usize) -> Result<Vec<ReadMove>, String> {
+    fn line(&mut self, mut game: Game, depth: usize) -> Result<Vec<ReadMove>, Problem> {
         let number = self.number;
         let mut moves: Vec<ReadMove> = Vec::new();
         // The game before the last move, where its variations start.
@@ -230,7 +248,11 @@ impl LineReader {
                 Token::Close => {}
                 Token::Open => {
                     let (Some(from), Some(last)) = (before_last.clone(), moves.last_mut()) else {
-                        return Err(format!("game {number}: a variation before any move"));
+                        return Err(in_game(
+                            Code::PgnEarlyVariation,
+                            number,
+                            "a variation before any move",
+                        ));
                     };
                     let variation = self.line(from, depth + 1)?;
                     last.variations.push(variation);
@@ -266,11 +288,18 @@ impl LineReader {
                     let mover = game.position().side_to_move();
                     let previous = game.clone();
                     game.play_text(bare).map_err(|e| {
-                        format!(
-                            "game {number}: move {} '{bare}' ({}) is illegal: {e}",
-                            moves.len() + 1,
-                            mover.name()
+                        in_game(
+                            Code::PgnIllegalMove,
+                            number,
+                            &format!(
+                                "move {} '{bare}' ({}) is illegal: {e}",
+                                moves.len() + 1,
+                                mover.name()
+                            ),
                         )
+                        .with("number", moves.len() + 1)
+                        .with("side", mover.name().to_lowercase())
+                        .within("reason", &Problem::bad_move(bare, &e))
                     })?;
                     before_last = Some(previous);
                     moves.push(ReadMove {
@@ -287,7 +316,11 @@ impl LineReader {
             }
         }
         if depth > 0 {
-            return Err(format!("game {number}: a variation is not closed"));
+            return Err(in_game(
+                Code::PgnOpenVariation,
+                number,
+                "a variation is not closed",
+            ));
         }
         Ok(moves)
     }
@@ -405,7 +438,8 @@ mod tests {
     #[test]
     fn an_illegal_move_is_named() {
         let error = read_games("[Event \"x\"]\n\n1. f1f3 *\n").unwrap_err();
-        assert!(error.contains("move 1 'f1f3'"), "{error}");
+        assert!(error.message.contains("move 1 'f1f3'"), "{error}");
+        assert_eq!(error.code, Code::PgnIllegalMove);
         assert!(read_games("").is_err());
         assert!(read_games("[Event \"x\"]\n\n1. f1f2 {open\n").is_err());
     }

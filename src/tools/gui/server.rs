@@ -2,6 +2,7 @@
 //! Server-Sent Events for state and analysis, all behind a per-run token and
 //! a Host check (so that another web page cannot drive the engines).
 
+use super::problem::{Code, Problem};
 use super::session::{Command, Session, geometry, lock};
 use axum::Router;
 use axum::body::Body;
@@ -198,8 +199,9 @@ pub(crate) fn add_security_headers(headers: &mut HeaderMap) {
     headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
 }
 
-fn refuse(status: StatusCode, why: &str) -> Response {
-    (status, format!("{why}\n")).into_response()
+/// A refusal as the page reads it: the problem's code, parameters and English message.
+pub(crate) fn refuse(status: StatusCode, problem: &Problem) -> Response {
+    (status, axum::Json(problem.json())).into_response()
 }
 
 /// Refuses foreign `Host` headers everywhere and requests without the token
@@ -217,7 +219,10 @@ async fn guard(
         .unwrap_or_default();
     if !shared.hosts.allows(host) {
         log::warn!("refused a request for host '{host}'");
-        return refuse(StatusCode::FORBIDDEN, "forbidden: unknown Host");
+        return refuse(
+            StatusCode::FORBIDDEN,
+            &Problem::new(Code::ForeignHost, "forbidden: unknown Host"),
+        );
     }
     let path = request.uri().path();
     if !PUBLIC_ASSETS.contains(&path) {
@@ -229,7 +234,10 @@ async fn guard(
         if given != Some(shared.token.as_str()) {
             return refuse(
                 StatusCode::UNAUTHORIZED,
-                "unauthorized: open the URL agon gui printed, with its token",
+                &Problem::new(
+                    Code::NoToken,
+                    "unauthorized: open the URL agon gui printed, with its token",
+                ),
             );
         }
     }
@@ -276,25 +284,31 @@ async fn events(State(shared): State<Shared>) -> Response {
         .into_response()
 }
 
-fn error_response(message: String) -> Response {
-    (
-        StatusCode::BAD_REQUEST,
-        axum::Json(serde_json::json!({ "error": message })),
+/// A request the server cannot read: what its parser said.
+pub(crate) fn unreadable(what: &str, error: &serde_json::Error) -> Problem {
+    Problem::new(Code::BadRequest, format!("{what}: {error}")).with("detail", error.to_string())
+}
+
+/// A request that failed on its way (the work panicked): logged, and a 500.
+fn failed(error: &tokio::task::JoinError) -> Response {
+    log::error!("a request failed: {error}");
+    refuse(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        &Problem::new(Code::ServerFailed, "the server failed"),
     )
-        .into_response()
 }
 
 async fn command(State(shared): State<Shared>, body: String) -> Response {
     let command: Command = match serde_json::from_str(&body) {
         Ok(command) => command,
-        Err(e) => return error_response(format!("bad command: {e}")),
+        Err(e) => return refuse(StatusCode::BAD_REQUEST, &unreadable("bad command", &e)),
     };
     log::debug!("command {command:?}");
     let outcome = tokio::task::spawn_blocking(move || lock(&shared.session).command(command)).await;
     match outcome {
         Ok(Ok(())) => axum::Json(serde_json::json!({ "ok": true })).into_response(),
-        Ok(Err(message)) => error_response(message),
-        Err(e) => refuse(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+        Ok(Err(problem)) => refuse(StatusCode::BAD_REQUEST, &problem),
+        Err(e) => failed(&e),
     }
 }
 
@@ -318,8 +332,8 @@ async fn import(State(shared): State<Shared>, body: String) -> Response {
         Ok(Ok(games)) => {
             axum::Json(serde_json::json!({ "ok": true, "games": games })).into_response()
         }
-        Ok(Err(message)) => error_response(message),
-        Err(e) => refuse(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+        Ok(Err(problem)) => refuse(StatusCode::BAD_REQUEST, &problem),
+        Err(e) => failed(&e),
     }
 }
 
@@ -331,6 +345,9 @@ struct PreviewRequest {
 async fn preview(State(shared): State<Shared>, body: String) -> Response {
     match serde_json::from_str::<PreviewRequest>(&body) {
         Ok(request) => axum::Json(lock(&shared.session).preview(&request.moves)).into_response(),
-        Err(e) => error_response(format!("bad preview request: {e}")),
+        Err(e) => refuse(
+            StatusCode::BAD_REQUEST,
+            &unreadable("bad preview request", &e),
+        ),
     }
 }

@@ -6,7 +6,8 @@
 use super::limiter::RateLimiter;
 use super::metrics::{ErrorKind, Gauges, Metrics};
 use super::visitors::{Refusal, Registry, is_id, new_id};
-use crate::tools::gui::server::{add_security_headers, page_routes};
+use crate::tools::gui::problem::{Code, Problem};
+use crate::tools::gui::server::{add_security_headers, page_routes, refuse, unreadable};
 use crate::tools::gui::session::Command;
 use axum::Router;
 use axum::extract::{ConnectInfo, DefaultBodyLimit, Query, Request, State};
@@ -63,26 +64,30 @@ pub fn router(app: App) -> Router<()> {
         .route("/api/preview", post(preview))
         .route("/healthz", get(health))
         .route("/metrics", get(metrics))
-        .fallback(|| async { refuse(StatusCode::NOT_FOUND, "not found") })
+        .fallback(|| async {
+            refuse(
+                StatusCode::NOT_FOUND,
+                &Problem::new(Code::NotFound, "not found"),
+            )
+        })
         .layer(DefaultBodyLimit::max(MAX_BODY))
         .layer(middleware::from_fn_with_state(app.clone(), frontline))
         .with_state(app)
-}
-
-fn refuse(status: StatusCode, why: &str) -> Response {
-    (status, axum::Json(json!({ "error": why }))).into_response()
 }
 
 fn refusal(refusal: Refusal) -> Response {
     match refusal {
         Refusal::Bad(why) => refuse(StatusCode::BAD_REQUEST, &why),
         Refusal::Forbidden(why) => refuse(StatusCode::FORBIDDEN, &why),
-        Refusal::NotFound => refuse(StatusCode::NOT_FOUND, "no such game of yours"),
+        Refusal::NotFound => refuse(
+            StatusCode::NOT_FOUND,
+            &Problem::new(Code::NotYourGame, "no such game of yours"),
+        ),
         Refusal::Conflict(why) => refuse(StatusCode::CONFLICT, &why),
         Refusal::Busy => {
             let mut response = refuse(
                 StatusCode::SERVICE_UNAVAILABLE,
-                "the engines are busy: try again shortly",
+                &Problem::new(Code::EnginesBusy, "the engines are busy: try again shortly"),
             );
             response.headers_mut().insert(
                 header::RETRY_AFTER,
@@ -92,7 +97,10 @@ fn refusal(refusal: Refusal) -> Response {
         }
         Refusal::Internal(why) => {
             log::error!("{why}");
-            refuse(StatusCode::INTERNAL_SERVER_ERROR, "the server failed")
+            refuse(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                &Problem::new(Code::ServerFailed, "the server failed"),
+            )
         }
     }
 }
@@ -155,7 +163,10 @@ async fn frontline(State(app): State<App>, request: Request, next: Next) -> Resp
         && let Err(wait) = app.limiter.take(address)
     {
         app.metrics.error(ErrorKind::RateLimited);
-        let mut response = refuse(StatusCode::TOO_MANY_REQUESTS, "too many requests");
+        let mut response = refuse(
+            StatusCode::TOO_MANY_REQUESTS,
+            &Problem::new(Code::TooManyRequests, "too many requests"),
+        );
         let seconds = wait.as_secs().max(1).to_string();
         if let Ok(value) = HeaderValue::from_str(&seconds) {
             response.headers_mut().insert(header::RETRY_AFTER, value);
@@ -167,7 +178,7 @@ async fn frontline(State(app): State<App>, request: Request, next: Next) -> Resp
     let mut response = if changes_state && !origin_allowed(&app, request.headers()) {
         refuse(
             StatusCode::FORBIDDEN,
-            "forbidden: foreign or missing Origin",
+            &Problem::new(Code::ForeignOrigin, "forbidden: foreign or missing Origin"),
         )
     } else {
         let new_visitor =
@@ -196,7 +207,7 @@ async fn frontline(State(app): State<App>, request: Request, next: Next) -> Resp
 fn no_visitor() -> Response {
     refuse(
         StatusCode::UNAUTHORIZED,
-        "no visitor cookie: open the page first",
+        &Problem::new(Code::NoVisitor, "no visitor cookie: open the page first"),
     )
 }
 
@@ -260,7 +271,7 @@ async fn command(State(app): State<App>, headers: HeaderMap, body: String) -> Re
     };
     let value: Value = match serde_json::from_str(&body) {
         Ok(value) => value,
-        Err(e) => return refuse(StatusCode::BAD_REQUEST, &format!("bad command: {e}")),
+        Err(e) => return refuse(StatusCode::BAD_REQUEST, &unreadable("bad command", &e)),
     };
     let game = match value.get("game") {
         None | Some(Value::Null) => None,
@@ -269,7 +280,7 @@ async fn command(State(app): State<App>, headers: HeaderMap, body: String) -> Re
     };
     let command: Command = match serde_json::from_value(value) {
         Ok(command) => command,
-        Err(e) => return refuse(StatusCode::BAD_REQUEST, &format!("bad command: {e}")),
+        Err(e) => return refuse(StatusCode::BAD_REQUEST, &unreadable("bad command", &e)),
     };
     match blocking(move || app.registry.command(&visitor, game.as_deref(), command)).await {
         Ok(game) => axum::Json(json!({ "ok": true, "game": game })).into_response(),
@@ -286,7 +297,10 @@ async fn export(
         return no_visitor();
     };
     if query.game.is_some() {
-        return refuse(StatusCode::BAD_REQUEST, "the record is of the game shown");
+        return refuse(
+            StatusCode::BAD_REQUEST,
+            &Problem::new(Code::RecordOfGameShown, "the record is of the game shown"),
+        );
     }
     match blocking(move || app.registry.pgn(&visitor)).await {
         Ok(text) => (
@@ -308,7 +322,10 @@ async fn export(
 }
 
 async fn import() -> Response {
-    refuse(StatusCode::FORBIDDEN, "not on this server: reading PGN")
+    refuse(
+        StatusCode::FORBIDDEN,
+        &Problem::new(Code::NoPgnHere, "not on this server: reading PGN"),
+    )
 }
 
 #[derive(Deserialize)]
@@ -322,10 +339,17 @@ async fn preview(State(app): State<App>, headers: HeaderMap, body: String) -> Re
     };
     let request: PreviewRequest = match serde_json::from_str(&body) {
         Ok(request) => request,
-        Err(e) => return refuse(StatusCode::BAD_REQUEST, &format!("bad preview: {e}")),
+        Err(e) => return refuse(StatusCode::BAD_REQUEST, &unreadable("bad preview", &e)),
     };
     if request.moves.len() > MAX_PREVIEW_MOVES {
-        return refuse(StatusCode::BAD_REQUEST, "a preview has at most 256 moves");
+        return refuse(
+            StatusCode::BAD_REQUEST,
+            &Problem::new(
+                Code::PreviewTooLong,
+                format!("a preview has at most {MAX_PREVIEW_MOVES} moves"),
+            )
+            .with("max", MAX_PREVIEW_MOVES),
+        );
     }
     match blocking(move || app.registry.preview(&visitor, &request.moves)).await {
         Ok(board) => axum::Json(board).into_response(),

@@ -7,6 +7,7 @@ use super::pool::{Job, Outcome, Pool};
 use super::store::{Ending, Store, StoredGame, now};
 use super::view::Surroundings;
 use crate::rules::{Color, Position, parse_fen, start_position, to_fen};
+use crate::tools::gui::problem::{Code, Problem};
 use crate::tools::gui::session::record::{Finish, Ply, Record};
 use crate::tools::gui::session::{
     Command, LEVEL_NODES, check_level, level_search, read_colour, read_start,
@@ -27,16 +28,16 @@ const LISTED: usize = 10;
 const IDLE: Duration = Duration::from_secs(600);
 
 /// Why a request was refused, with the HTTP status it earns.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug, PartialEq)]
 pub enum Refusal {
     /// 400: malformed or against the rules.
-    Bad(String),
+    Bad(Problem),
     /// 403: not allowed to visitors.
-    Forbidden(String),
+    Forbidden(Problem),
     /// 404: no such game of this visitor.
     NotFound,
     /// 409: the visitor's limit of games in progress.
-    Conflict(String),
+    Conflict(Problem),
     /// 503: the engine queue is full.
     Busy,
     /// 500: the database failed.
@@ -214,11 +215,11 @@ impl LiveGame {
     }
 
     /// The ending `mv` would bring, or why it is illegal.
-    fn ending_after(&self, mv: &str) -> Result<Option<Ending>, String> {
+    fn ending_after(&self, mv: &str) -> Result<Option<Ending>, Problem> {
         self.record
             .game()
             .play_text(mv)
-            .map_err(|e| format!("illegal move {mv}: {e}"))?;
+            .map_err(|e| Problem::bad_move(mv, &e))?;
         let mut next = self.record.clone();
         next.play_at(next.line_len(), ply(mv));
         Ok(next.verdict().as_ref().map(ending_of))
@@ -480,7 +481,12 @@ impl Registry {
             Command::View { ply } => {
                 let record = &mut v.games[v.current].record;
                 if ply > record.line_len() {
-                    return Err(Refusal::Bad(format!("no ply {ply}")));
+                    let plies = record.line_len();
+                    return Err(Refusal::Bad(
+                        Problem::new(Code::NoPly, format!("no ply {ply}: the game has {plies}"))
+                            .with("ply", ply)
+                            .with("plies", plies),
+                    ));
                 }
                 record.cursor = ply;
                 Ok(())
@@ -493,10 +499,16 @@ impl Registry {
                 engine,
             } => {
                 if tc.as_deref().is_some_and(|t| !t.trim().is_empty()) {
-                    return Err(Refusal::Forbidden("no clocks on this server".into()));
+                    return Err(Refusal::Forbidden(Problem::new(
+                        Code::NoClocksHere,
+                        "no clocks on this server",
+                    )));
                 }
                 if engine.is_some_and(|e| e != 0) {
-                    return Err(Refusal::Forbidden("only agon plays on this server".into()));
+                    return Err(Refusal::Forbidden(Problem::new(
+                        Code::OnlyAgonHere,
+                        "only agon plays on this server",
+                    )));
                 }
                 let level =
                     check_level(level.unwrap_or(v.games[v.current].level)).map_err(Refusal::Bad)?;
@@ -508,7 +520,10 @@ impl Registry {
             Command::Resign => {
                 let game = &mut v.games[v.current];
                 if !game.in_progress() || !game.stored {
-                    return Err(Refusal::Bad("no game in progress to resign".into()));
+                    return Err(Refusal::Bad(Problem::new(
+                        Code::NothingToResign,
+                        "no game in progress to resign",
+                    )));
                 }
                 let human = game.human;
                 let finish = win_for(
@@ -520,28 +535,40 @@ impl Registry {
             }
             Command::OpenGame { index } => {
                 if index >= v.games.len() {
-                    return Err(Refusal::Bad(format!("no game {index} in your list")));
+                    return Err(Refusal::Bad(
+                        Problem::new(Code::NoGameListed, format!("no game {index} in your list"))
+                            .with("index", index),
+                    ));
                 }
                 v.current = index;
                 Ok(())
             }
-            other => Err(Refusal::Forbidden(format!(
-                "not on this server: {}",
-                command_name(&other)
-            ))),
+            other => {
+                let name = command_name(&other);
+                Err(Refusal::Forbidden(
+                    Problem::new(Code::PrivateCommand, format!("not on this server: {name}"))
+                        .with("command", name),
+                ))
+            }
         }
     }
 
     fn new_game(&self, v: &mut Visitor, mut game: LiveGame) -> Refused<()> {
         if v.in_progress() >= MAX_GAMES_IN_PROGRESS {
-            return Err(Refusal::Conflict(format!(
-                "you have {MAX_GAMES_IN_PROGRESS} games in progress: finish or resign one first"
-            )));
+            return Err(Refusal::Conflict(
+                Problem::new(
+                    Code::TooManyGames,
+                    format!(
+                        "you have {MAX_GAMES_IN_PROGRESS} games in progress: finish or resign one first"
+                    ),
+                )
+                .with("limit", MAX_GAMES_IN_PROGRESS),
+            ));
         }
         if let Some(finish) = game.record.verdict() {
-            return Err(Refusal::Bad(format!(
-                "the game is over there: {}",
-                finish.reason
+            return Err(Refusal::Bad(Problem::new(
+                Code::GameOverHere,
+                format!("the game is over there: {}", finish.reason),
             )));
         }
         if game.engine_to_move() {
@@ -566,10 +593,16 @@ impl Registry {
 
     fn person_moves(&self, game: &mut LiveGame, mv: &str) -> Refused<()> {
         if !game.in_progress() {
-            return Err(Refusal::Bad("the game is over".into()));
+            return Err(Refusal::Bad(Problem::new(
+                Code::GameOver,
+                "the game is over",
+            )));
         }
         if game.waiting || game.engine_to_move() {
-            return Err(Refusal::Bad("it is the engine's turn".into()));
+            return Err(Refusal::Bad(Problem::new(
+                Code::EngineToMove,
+                "it is the engine's turn",
+            )));
         }
         let ending = game.ending_after(mv).map_err(Refusal::Bad)?;
         if ending.is_none() && self.pool().full() {
@@ -606,7 +639,10 @@ impl Registry {
 
     fn take_back(&self, game: &mut LiveGame) -> Refused<()> {
         if !game.in_progress() {
-            return Err(Refusal::Bad("the game is over".into()));
+            return Err(Refusal::Bad(Problem::new(
+                Code::GameOver,
+                "the game is over",
+            )));
         }
         let human = game.human;
         let start_side = game.record.start.side_to_move();
@@ -626,7 +662,10 @@ impl Registry {
             }
         }
         if !removed_own {
-            return Err(Refusal::Bad("no move of yours to take back".into()));
+            return Err(Refusal::Bad(Problem::new(
+                Code::NothingToTakeBack,
+                "no move of yours to take back",
+            )));
         }
         lock(&self.store)
             .rewrite_end(&game.id, keep, None)

@@ -2,6 +2,7 @@
 
 use super::Session;
 use crate::rules::Color;
+use crate::tools::gui::problem::{Code, Problem};
 use std::time::Instant;
 
 /// Clocks of a timed game.
@@ -60,7 +61,7 @@ impl Clocks {
 }
 
 /// Reads a time control `minutes+seconds` (e.g. `5+3`, `0.5+0.1`); empty is none.
-pub(super) fn parse_time_control(text: &str) -> Result<Option<Clocks>, String> {
+pub(super) fn parse_time_control(text: &str) -> Result<Option<Clocks>, Problem> {
     let text = text.trim();
     if text.is_empty() || text == "none" {
         return Ok(None);
@@ -72,11 +73,21 @@ pub(super) fn parse_time_control(text: &str) -> Result<Option<Clocks>, String> {
             .ok()
             .filter(|v| v.is_finite() && *v >= 0.0 && *v <= 1e4)
             .map(|v| (v * scale).round() as u64)
-            .ok_or_else(|| format!("bad time control '{text}': expected minutes+seconds"))
+            .ok_or_else(|| {
+                Problem::new(
+                    Code::BadClock,
+                    format!("bad time control '{text}': expected minutes+seconds"),
+                )
+                .with("text", text)
+            })
     };
     let base_ms = number(base, 60_000.0)?;
     if base_ms == 0 {
-        return Err(format!("bad time control '{text}': no time"));
+        return Err(Problem::new(
+            Code::ClockWithoutTime,
+            format!("bad time control '{text}': no time"),
+        )
+        .with("text", text));
     }
     Ok(Some(Clocks::new(base_ms, number(increment, 1000.0)?)))
 }

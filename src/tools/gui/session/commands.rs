@@ -7,6 +7,7 @@ use super::{
 };
 use crate::rules::{Color, parse_move, to_fen};
 use crate::tools::gui::driver::{Purpose, Request, Search};
+use crate::tools::gui::problem::{Code, Problem};
 use serde::Deserialize;
 use std::time::{Duration, Instant};
 
@@ -124,7 +125,7 @@ pub enum Command {
 
 impl Session {
     /// Carries out a command from the page.
-    pub fn command(&mut self, command: Command) -> Result<(), String> {
+    pub fn command(&mut self, command: Command) -> Result<(), Problem> {
         self.notice = None;
         let outcome = self.carry_out(command);
         self.kick();
@@ -132,15 +133,18 @@ impl Session {
         outcome
     }
 
-    pub(super) fn carry_out(&mut self, command: Command) -> Result<(), String> {
+    pub(super) fn carry_out(&mut self, command: Command) -> Result<(), Problem> {
         match command {
             Command::Move { mv } => self.person_moves(&mv),
             Command::View { ply } => {
-                if ply > self.record.line_len() {
-                    return Err(format!(
-                        "no ply {ply}: the game has {}",
-                        self.record.line_len()
-                    ));
+                let plies = self.record.line_len();
+                if ply > plies {
+                    return Err(Problem::new(
+                        Code::NoPly,
+                        format!("no ply {ply}: the game has {plies}"),
+                    )
+                    .with("ply", ply)
+                    .with("plies", plies));
                 }
                 self.record.cursor = ply;
                 Ok(())
@@ -201,7 +205,10 @@ impl Session {
             }
             Command::Pause { paused } => {
                 let Mode::Watch { .. } = self.mode else {
-                    return Err("only an engine game can be paused".into());
+                    return Err(Problem::new(
+                        Code::PauseOnlyEngineGame,
+                        "only an engine game can be paused",
+                    ));
                 };
                 self.mode = Mode::Watch { paused };
                 if paused {
@@ -220,13 +227,16 @@ impl Session {
             Command::Hint => {
                 // The opponent engine gives it, so only while it waits for the person.
                 let Mode::Play { human } = self.mode else {
-                    return Err("a hint is for a game against the engine".into());
+                    return Err(Problem::new(
+                        Code::HintOnlyInGame,
+                        "a hint is for a game against the engine",
+                    ));
                 };
                 if self.record.verdict().is_some() {
-                    return Err("the game is over".into());
+                    return Err(Problem::new(Code::GameOver, "the game is over"));
                 }
                 if self.record.game().position().side_to_move() != human {
-                    return Err("it is the engine's turn".into());
+                    return Err(Problem::new(Code::EngineToMove, "it is the engine's turn"));
                 }
                 let id = self.new_search_id();
                 self.hint = Some((id, String::new()));
@@ -243,10 +253,10 @@ impl Session {
             }
             Command::Resign => {
                 let Mode::Play { human } = self.mode else {
-                    return Err("nobody to resign to".into());
+                    return Err(Problem::new(Code::NobodyToResign, "nobody to resign to"));
                 };
                 if self.record.verdict().is_some() {
-                    return Err("the game is over".into());
+                    return Err(Problem::new(Code::GameOver, "the game is over"));
                 }
                 self.end(
                     Some(!human),
@@ -261,7 +271,11 @@ impl Session {
             }
             Command::Multipv { lines } => {
                 if !(1..=5).contains(&lines) {
-                    return Err(format!("MultiPV {lines}: 1 to 5 lines"));
+                    return Err(Problem::new(
+                        Code::MultipvRange,
+                        format!("MultiPV {lines}: 1 to 5 lines"),
+                    )
+                    .with("lines", lines));
                 }
                 self.multipv = lines;
                 self.send(
@@ -275,23 +289,41 @@ impl Session {
             Command::SetOption { role, name, value } => {
                 let seat = self.seat(role);
                 let Some(declared) = seat.options.iter().find(|o| o.name == name) else {
-                    return Err(format!("engine {} has no option '{name}'", seat.name));
+                    return Err(Problem::new(
+                        Code::NoOption,
+                        format!("engine {} has no option '{name}'", seat.name),
+                    )
+                    .with("engine", seat.name.as_str())
+                    .with("name", name.as_str()));
                 };
                 if let (Some(value), Some(min), Some(max)) = (&value, declared.min, declared.max) {
-                    let number: i64 = value
-                        .trim()
-                        .parse()
-                        .map_err(|_| format!("option {name}: '{value}' is not a number"))?;
+                    let number: i64 = value.trim().parse().map_err(|_| {
+                        Problem::new(
+                            Code::OptionNotNumber,
+                            format!("option {name}: '{value}' is not a number"),
+                        )
+                        .with("name", name.as_str())
+                        .with("value", value.as_str())
+                    })?;
                     if !(min..=max).contains(&number) {
-                        return Err(format!("option {name}: {number} is not in {min}..{max}"));
+                        return Err(Problem::new(
+                            Code::OptionRange,
+                            format!("option {name}: {number} is not in {min}..{max}"),
+                        )
+                        .with("name", name.as_str())
+                        .with("value", number)
+                        .with("min", min)
+                        .with("max", max));
                     }
                 }
                 if let Some(value) = &value
                     && value.chars().any(char::is_control)
                 {
-                    return Err(format!(
-                        "option {name}: a value is one line of printable text"
-                    ));
+                    return Err(Problem::new(
+                        Code::OptionOneLine,
+                        format!("option {name}: a value is one line of printable text"),
+                    )
+                    .with("name", name.as_str()));
                 }
                 let line = setoption(&name, value.as_deref());
                 let seat = &mut self.seats[role.index()];
@@ -315,12 +347,14 @@ impl Session {
                 self.only_in_analysis()?;
                 let shown = to_fen(self.record.game_at(self.record.cursor).position());
                 if fen != shown {
-                    return Err("that line is of another position".into());
+                    return Err(Problem::new(
+                        Code::LineOfAnotherPosition,
+                        "that line is of another position",
+                    ));
                 }
                 let mut game = self.record.game_at(self.record.cursor);
                 for mv in &moves {
-                    game.play_text(mv)
-                        .map_err(|e| format!("illegal move {mv} in the line: {e}"))?;
+                    game.play_text(mv).map_err(|e| Problem::bad_move(mv, &e))?;
                 }
                 for mv in &moves {
                     self.play(mv, None, 0)?;
@@ -341,7 +375,11 @@ impl Session {
             }
             Command::OpenGame { index } => {
                 let Some(read) = self.library.get(index).cloned() else {
-                    return Err(format!("no game {index} in the file read"));
+                    return Err(Problem::new(
+                        Code::NoGameRead,
+                        format!("no game {index} in the file read"),
+                    )
+                    .with("index", index));
                 };
                 self.load(&read)
             }
@@ -349,23 +387,24 @@ impl Session {
     }
 
     /// Sidelines are for free analysis: a game in play has one line.
-    fn only_in_analysis(&self) -> Result<(), String> {
+    fn only_in_analysis(&self) -> Result<(), Problem> {
         match self.mode {
             Mode::Analysis => Ok(()),
-            Mode::Play { .. } | Mode::Watch { .. } => {
-                Err("sidelines are for free analysis (Free moves)".into())
-            }
+            Mode::Play { .. } | Mode::Watch { .. } => Err(Problem::new(
+                Code::SidelinesInAnalysis,
+                "sidelines are for free analysis (Free moves)",
+            )),
         }
     }
 
-    pub(super) fn person_moves(&mut self, text: &str) -> Result<(), String> {
+    pub(super) fn person_moves(&mut self, text: &str) -> Result<(), Problem> {
         match self.mode {
             Mode::Play { human } => {
                 if self.record.verdict().is_some() {
-                    return Err("the game is over".into());
+                    return Err(Problem::new(Code::GameOver, "the game is over"));
                 }
                 if self.record.game().position().side_to_move() != human {
-                    return Err("it is the engine's turn".into());
+                    return Err(Problem::new(Code::EngineToMove, "it is the engine's turn"));
                 }
                 self.record.cursor = self.record.line_len();
                 let time_ms = u64::try_from(self.turn_started.elapsed().as_millis()).unwrap_or(0);
@@ -377,12 +416,18 @@ impl Session {
                 }
                 self.play(text, None, time_ms)
             }
-            Mode::Watch { .. } => Err("the engines are playing".into()),
+            Mode::Watch { .. } => Err(Problem::new(
+                Code::EnginesPlaying,
+                "the engines are playing",
+            )),
             Mode::Analysis => {
                 let position = *self.record.game_at(self.record.cursor).position();
-                parse_move(&position, text).map_err(|e| format!("illegal move {text}: {e}"))?;
+                parse_move(&position, text).map_err(|e| Problem::bad_move(text, &e))?;
                 if finished(&position) {
-                    return Err("the game is over at this position".into());
+                    return Err(Problem::new(
+                        Code::GameOverHere,
+                        "the game is over at this position",
+                    ));
                 }
                 // A move off the end of the main line leaves how it ended behind.
                 if self.record.cursor < self.record.line_len() {
@@ -393,9 +438,12 @@ impl Session {
         }
     }
 
-    pub(super) fn take_back(&mut self) -> Result<(), String> {
+    pub(super) fn take_back(&mut self) -> Result<(), Problem> {
         let Mode::Play { human } = self.mode else {
-            return Err("takeback is for a game against the engine".into());
+            return Err(Problem::new(
+                Code::TakebackOnlyInGame,
+                "takeback is for a game against the engine",
+            ));
         };
         if let Some((_, role)) = self.awaited.take() {
             self.stop(role);
@@ -418,7 +466,10 @@ impl Session {
             }
         }
         if !removed_own {
-            return Err("no move of yours to take back".into());
+            return Err(Problem::new(
+                Code::NothingToTakeBack,
+                "no move of yours to take back",
+            ));
         }
         self.record.truncate(keep);
         self.record.cursor = keep;

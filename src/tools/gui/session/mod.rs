@@ -13,6 +13,7 @@ pub mod view;
 
 use super::driver::{EngineHandle, Info, Purpose, Request, Search, Status};
 use super::pgn::{ReadGame, WhiteScore};
+use super::problem::{Code, Problem};
 use crate::rules::game::position_result;
 use crate::rules::{Color, GameResult, Position, parse_fen, start_position, to_fen};
 use analysis::Analysis;
@@ -79,7 +80,7 @@ pub struct Session {
     analysis: Analysis,
     review: Option<review::Review>,
     library: Vec<ReadGame>,
-    notice: Option<String>,
+    notice: Option<Problem>,
     version: u64,
     /// Broadcasts `(event, json)` to every open page.
     publish: Box<Publisher>,
@@ -249,7 +250,7 @@ impl Session {
     /// Plays a move (checked by the rules core): at the end of the game,
     /// or in free analysis at the position shown, where a move other than
     /// the one recorded next starts a sideline.
-    fn play(&mut self, text: &str, info: Option<&Info>, time_ms: u64) -> Result<(), String> {
+    fn play(&mut self, text: &str, info: Option<&Info>, time_ms: u64) -> Result<(), Problem> {
         let at = match self.mode {
             Mode::Analysis => self.record.cursor,
             Mode::Play { .. } | Mode::Watch { .. } => self.record.line_len(),
@@ -257,7 +258,7 @@ impl Session {
         let mut game = self.record.game_at(at);
         let mover = game.position().side_to_move();
         game.play_text(text)
-            .map_err(|e| format!("illegal move {text}: {e}"))?;
+            .map_err(|e| Problem::bad_move(text, &e))?;
         self.record.play_at(
             at,
             Ply {
@@ -350,26 +351,34 @@ fn finished(position: &Position) -> bool {
 }
 
 /// The colour a person asks to play (White unless `black`).
-pub(crate) fn read_colour(colour: Option<&str>) -> Result<Color, String> {
+pub(crate) fn read_colour(colour: Option<&str>) -> Result<Color, Problem> {
     match colour {
         None | Some("white") => Ok(Color::White),
         Some("black") => Ok(Color::Black),
-        Some(other) => Err(format!("no colour '{other}'")),
+        Some(other) => {
+            Err(Problem::new(Code::NoColour, format!("no colour '{other}'")).with("colour", other))
+        }
     }
 }
 
 /// A strength level asked for: 0 to the number of node levels (full strength).
-pub(crate) fn check_level(level: usize) -> Result<usize, String> {
+pub(crate) fn check_level(level: usize) -> Result<usize, Problem> {
     if level > LEVEL_NODES.len() {
-        return Err(format!("no level {level}: 0 to {}", LEVEL_NODES.len()));
+        let levels = LEVEL_NODES.len() + 1;
+        return Err(Problem::new(
+            Code::NoLevel,
+            format!("no level {level}: 0 to {}", levels - 1),
+        )
+        .with("level", level)
+        .with("levels", levels));
     }
     Ok(level)
 }
 
 /// Where a new game starts: the FEN given, or the start position.
-pub(crate) fn read_start(fen: Option<&str>) -> Result<Position, String> {
+pub(crate) fn read_start(fen: Option<&str>) -> Result<Position, Problem> {
     match fen.map(str::trim).filter(|f| !f.is_empty()) {
         None => Ok(start_position()),
-        Some(fen) => parse_fen(fen).map_err(|e| format!("bad FEN: {e}")),
+        Some(fen) => parse_fen(fen).map_err(|e| Problem::bad_fen(&e)),
     }
 }

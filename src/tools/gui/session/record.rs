@@ -3,6 +3,7 @@
 use super::{Mode, Session, read_start};
 use crate::rules::{Color, Game, GameResult, Position, Termination, to_fen};
 use crate::tools::gui::pgn::{ReadGame, ReadMove, WhiteScore, read_games};
+use crate::tools::gui::problem::{Code, Problem};
 use crate::tools::match_runner::record::{
     Ending, GameRecord, MoveRecord, ScoreRecord, Verdict, move_comment, wrap,
 };
@@ -199,12 +200,12 @@ impl Record {
     }
 
     /// Shows the line through `node` (then its main continuation), at `node`.
-    pub fn choose(&mut self, node: usize) -> Result<(), String> {
+    pub fn choose(&mut self, node: usize) -> Result<(), Problem> {
         let mut path = Vec::new();
         let mut at = Some(node);
         while let Some(n) = at {
             let Some(entry) = self.nodes.get(n) else {
-                return Err(format!("no move {node}"));
+                return Err(no_move(node));
             };
             path.push(n);
             at = entry.parent;
@@ -212,7 +213,7 @@ impl Record {
         path.reverse();
         // An unlinked (deleted) node is not reachable from the roots.
         if !self.reachable(&path) {
-            return Err(format!("no move {node}"));
+            return Err(no_move(node));
         }
         self.line = path;
         self.cursor = self.line.len();
@@ -233,12 +234,15 @@ impl Record {
 
     /// Makes the sideline `node` is on the first choice where it branches
     /// (the nearest move at or before it that is not a first choice).
-    pub fn promote(&mut self, node: usize) -> Result<(), String> {
+    pub fn promote(&mut self, node: usize) -> Result<(), Problem> {
         let mut parent = self.linked(node)?;
         let mut node = node;
         while self.children(parent).first() == Some(&node) {
             let Some(up) = parent else {
-                return Err("this move is on the main line already".into());
+                return Err(Problem::new(
+                    Code::AlreadyMainLine,
+                    "this move is on the main line already",
+                ));
             };
             node = up;
             parent = self.nodes[up].parent;
@@ -251,7 +255,7 @@ impl Record {
 
     /// Deletes `node` and every move after it; the line shown, if it went
     /// through it, ends before it.
-    pub fn delete(&mut self, node: usize) -> Result<(), String> {
+    pub fn delete(&mut self, node: usize) -> Result<(), Problem> {
         let parent = self.linked(node)?;
         self.children_mut(parent).retain(|&n| n != node);
         if let Some(index) = self.line.iter().position(|&n| n == node) {
@@ -263,12 +267,12 @@ impl Record {
     }
 
     /// The parent of a node still in the tree.
-    fn linked(&self, node: usize) -> Result<Option<usize>, String> {
-        let entry = self.nodes.get(node).ok_or(format!("no move {node}"))?;
+    fn linked(&self, node: usize) -> Result<Option<usize>, Problem> {
+        let entry = self.nodes.get(node).ok_or_else(|| no_move(node))?;
         if self.children(entry.parent).contains(&node) {
             Ok(entry.parent)
         } else {
-            Err(format!("no move {node}"))
+            Err(no_move(node))
         }
     }
 
@@ -507,8 +511,13 @@ fn mover_of(half: usize) -> Color {
     }
 }
 
+/// No move `node` in the tree.
+fn no_move(node: usize) -> Problem {
+    Problem::new(Code::NoMove, format!("no move {node}")).with("node", node)
+}
+
 impl Session {
-    pub(super) fn load(&mut self, read: &ReadGame) -> Result<(), String> {
+    pub(super) fn load(&mut self, read: &ReadGame) -> Result<(), Problem> {
         let start = read_start(Some(&read.fen))?;
         self.reset(start, Mode::Analysis, None);
         self.record.clear();
@@ -535,7 +544,7 @@ impl Session {
     }
 
     /// Reads a PGN text; one game is opened, several are listed.
-    pub fn import(&mut self, text: &str) -> Result<usize, String> {
+    pub fn import(&mut self, text: &str) -> Result<usize, Problem> {
         let games = read_games(text)?;
         let count = games.len();
         self.library = games;

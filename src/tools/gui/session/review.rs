@@ -7,6 +7,7 @@ use crate::rules::game::position_result;
 use crate::rules::{Color, GameResult, to_fen};
 use crate::tools::gui::driver::{Info, Purpose, Request, Search};
 use crate::tools::gui::pgn::WhiteScore;
+use crate::tools::gui::problem::{Code, Problem};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 
@@ -55,9 +56,9 @@ fn chances(score: Option<WhiteScore>, side: Color) -> Option<f64> {
 
 impl Session {
     /// Starts reviewing the line shown (stopping the analysis).
-    pub(super) fn start_review(&mut self) -> Result<(), String> {
+    pub(super) fn start_review(&mut self) -> Result<(), Problem> {
         if self.record.line_len() == 0 {
-            return Err("no move to review".into());
+            return Err(Problem::new(Code::NothingToReview, "no move to review"));
         }
         self.analysing = false;
         if self.analysis.search != 0 {

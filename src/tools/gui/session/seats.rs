@@ -5,6 +5,7 @@ use crate::tools::gui::driver::{
     EngineHandle, Info, OptionDecl, Purpose, Report, Request, Status, declared_name,
     declared_options,
 };
+use crate::tools::gui::problem::{Code, Problem};
 use serde::{Deserialize, Serialize};
 
 /// An engine the page can choose.
@@ -52,7 +53,7 @@ pub(super) struct Seat {
     pub(super) name: String,
     pub(super) options: Vec<OptionDecl>,
     pub(super) values: Vec<(String, String)>,
-    pub(super) error: Option<String>,
+    pub(super) error: Option<Problem>,
     /// The option last set, until the engine has had the chance to refuse it.
     pub(super) last_set: Option<(String, Option<String>)>,
 }
@@ -167,7 +168,11 @@ impl Session {
                     self.end(
                         Some(!mover),
                         "illegal move",
-                        format!("{} wins: {name} played an {error}", (!mover).name()),
+                        format!(
+                            "{} wins: {name} played an {}",
+                            (!mover).name(),
+                            error.message
+                        ),
                     );
                 }
                 self.kick();
@@ -182,10 +187,16 @@ impl Session {
             Report::Overdue(id, Purpose::Move) => {
                 if self.awaited.map(|(awaited, _)| awaited) == Some(id) {
                     let seat = self.seat(role);
-                    self.notice = Some(format!(
-                        "engine {} did not answer in its time; waiting for its move",
-                        seat.name
-                    ));
+                    self.notice = Some(
+                        Problem::new(
+                            Code::EngineOverdue,
+                            format!(
+                                "engine {} did not answer in its time; waiting for its move",
+                                seat.name
+                            ),
+                        )
+                        .with("engine", seat.name.as_str()),
+                    );
                 }
             }
             Report::Overdue(..) => {}
@@ -198,17 +209,23 @@ impl Session {
                         seat.values.push((name, previous));
                     }
                 }
-                let message = format!("engine {}: {what}", seat.name);
-                seat.error = Some(what);
-                self.notice = Some(message);
+                let problem =
+                    Problem::new(Code::EngineRefused, format!("engine {}: {what}", seat.name))
+                        .with("engine", seat.name.as_str())
+                        .with("detail", what);
+                seat.error = Some(problem.clone());
+                self.notice = Some(problem);
             }
             Report::Failed(reason) => {
                 let seat = &mut self.seats[role.index()];
                 seat.status = Status::Failed;
                 let message = format!("engine {} ({:?}): {reason}", seat.name, role).to_lowercase();
                 log::warn!("{message}");
-                seat.error = Some(reason);
-                self.notice = Some(message);
+                let problem = Problem::new(Code::EngineFailed, message)
+                    .with("engine", seat.name.as_str())
+                    .within("reason", &reason);
+                seat.error = Some(problem.clone());
+                self.notice = Some(problem);
                 if let Some((_, awaited)) = self.awaited
                     && awaited == role
                 {
@@ -230,9 +247,11 @@ impl Session {
         self.publish_state();
     }
 
-    pub(super) fn choose_engine(&mut self, role: Role, engine: usize) -> Result<(), String> {
+    pub(super) fn choose_engine(&mut self, role: Role, engine: usize) -> Result<(), Problem> {
         if engine >= self.choices.len() {
-            return Err(format!("no engine {engine}"));
+            return Err(
+                Problem::new(Code::NoEngine, format!("no engine {engine}")).with("engine", engine)
+            );
         }
         let seat = &mut self.seats[role.index()];
         if seat.choice != engine || seat.status == Status::Failed {

@@ -7,6 +7,7 @@ use super::seats::ROLES;
 use super::{LEVEL_NODES, Mode, Session, finished};
 use crate::rules::geometry::OUTER_RING;
 use crate::rules::{Cell, Color, Game, Kind, Position, legal_moves, parse_move, to_fen};
+use crate::tools::gui::problem::Problem;
 use serde_json::{Map, Value, json};
 
 /// Who may move in the position shown.
@@ -124,7 +125,7 @@ impl Session {
                 let seat = self.seat(*role);
                 json!({
                     "role": role, "choice": seat.choice, "name": seat.name,
-                    "status": seat.status, "error": seat.error,
+                    "status": seat.status, "error": seat.error.as_ref().map(Problem::json),
                     "options": seat.options,
                     "values": seat.values.iter().map(|(n, v)| json!([n, v])).collect::<Vec<_>>(),
                 })
@@ -155,7 +156,7 @@ impl Session {
             "engines": engines,
             "choices": self.choices,
             "library": library,
-            "notice": self.notice,
+            "notice": self.notice.as_ref().map(Problem::json),
             "review": self.review_view(),
         });
         if let Value::Object(fields) = session {

@@ -25,8 +25,9 @@ let sound = false;
 // The ply asked for by navigation whose state has not arrived yet, so that
 // quick key presses count from it rather than from the last state.
 let navTarget = null;
-// An error of the page's last command, shown until the next command succeeds.
-let commandError = "";
+// The problem the server reported for the page's last command, shown (in the
+// language of the moment) until the next command succeeds.
+let commandError = null;
 const analysedScores = new Map(); // FEN -> White's score from the analysis
 const PREFERENCES_KEY = "agon.preferences";
 
@@ -40,21 +41,43 @@ async function command(body) {
     method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body),
   });
   if (!response.ok) {
-    const reply = await response.json().catch(() => ({ error: response.statusText }));
-    commandError = reply.error || t("ui.error.refused");
+    commandError = await problemOf(response);
     renderNotice();
     // A refused value is not kept: the engines panel shows what the engine has.
     enginesShown = "";
     if (state) renderEngines();
     return false;
   }
-  commandError = "";
+  commandError = null;
   renderNotice();
   return true;
 }
 
+// What a refused request's reply says: a problem with its code and parameters.
+async function problemOf(response) {
+  const reply = await response.json().catch(() => ({}));
+  return reply.code ? reply : { code: null, params: {} };
+}
+
+// A problem in the page's language: its code names the sentence
+// (error.<code>); a parameter that is a problem itself is told inside it, a
+// rule as the lessons explain it, a side by its name. Words an engine wrote
+// are shown as they are.
+function problemText(problem) {
+  if (!problem.code) return t("ui.error.refused");
+  const params = {};
+  for (const [name, value] of Object.entries(problem.params || {})) {
+    if (value && typeof value === "object") params[name] = problemText(value);
+    else if (name === "rule") params[name] = t("learn.why." + value);
+    else if (name === "side") params[name] = sideName(value);
+    else params[name] = value;
+  }
+  return t("error." + problem.code, params);
+}
+
 function renderNotice() {
-  const text = commandError || (state && state.notice) || "";
+  const problem = commandError || (state && state.notice);
+  const text = problem ? problemText(problem) : "";
   const notice = $("notice");
   notice.textContent = text;
   notice.hidden = !text;
@@ -623,7 +646,7 @@ function renderEngines() {
     if (engine.error) {
       const error = document.createElement("div");
       error.className = "error";
-      error.textContent = engine.error;
+      error.textContent = problemText(engine.error);
       head.appendChild(error);
     }
     if (engine.status === "failed") {
@@ -699,6 +722,8 @@ function moveSound(capture) {
   if (!sound) return;
   try {
     audio = audio || new AudioContext();
+    // A context made before the person touched the page starts suspended.
+    if (audio.state === "suspended") audio.resume().catch(() => { /* not allowed yet */ });
     const osc = audio.createOscillator();
     const gain = audio.createGain();
     osc.frequency.value = capture ? 330 : 660;
@@ -821,8 +846,7 @@ function download(name, text) {
 
 async function importPgn(text) {
   const response = await api("/api/pgn", { method: "POST", body: text });
-  const reply = await response.json().catch(() => ({ error: response.statusText }));
-  commandError = response.ok ? "" : reply.error;
+  commandError = response.ok ? null : await problemOf(response);
   renderNotice();
 }
 
@@ -938,7 +962,7 @@ async function start() {
   loadPreferences();
   const response = await api("/api/geometry");
   if (!response.ok) {
-    document.body.textContent = t("ui.error.token");
+    document.body.textContent = problemText(await problemOf(response));
     return;
   }
   geometry = await response.json();

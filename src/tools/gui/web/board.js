@@ -16,7 +16,8 @@
 //     arrows      [{ mv: "f1f2", cls: "best", width: 2.2 }]: drawn over the pieces.
 //     fen         optional; written to the svg's data-fen for scripts and tests.
 //     Only what is given changes: draw({ marks }) keeps the pieces.
-//   board.animate(mv, letter)   slides `letter` from the move's first cell to its second.
+//   board.animate(mv, letter)   slides `letter` from the move's first cell to its second
+//                               (not when the system asks for reduced motion).
 //   board.cellAt(clientX, clientY) -> the cell name under a screen point, or null.
 //   board.point(event)          -> the event's position in board coordinates.
 //   board.floating(letter, x, y) draws a dragged piece at board coordinates
@@ -32,6 +33,7 @@ const AgonBoard = (() => {
   const SIZE = 9.6; // centre to corner of a cell
   const ROW = Math.sqrt(3) * SIZE;
   const ANIMATION_MS = 160;
+  const REDUCED_MOTION = window.matchMedia ? window.matchMedia("(prefers-reduced-motion: reduce)") : null;
 
   function el(name, attrs = {}, parent = null) {
     const node = document.createElementNS(SVG, name);
@@ -179,6 +181,7 @@ const AgonBoard = (() => {
     function animate(mv, letter) {
       const ends = splitMove(mv);
       if (!ends || !letter || !nodes.has(ends[0]) || !nodes.has(ends[1])) return;
+      if (REDUCED_MOTION && REDUCED_MOTION.matches) return;
       const from = nodes.get(ends[0]);
       const to = nodes.get(ends[1]);
       const target = to.slot.firstChild;
