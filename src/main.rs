@@ -237,6 +237,11 @@ enum Command {
         /// Requests a second allowed from one client address (bursts of twice that).
         #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..))]
         rate: u32,
+        /// Visitors held in memory at most: past it the least recently active
+        /// idle one is dropped (their games stay stored), or with every one
+        /// busy a new visitor is refused with 503.
+        #[arg(long, default_value_t = 5000, value_parser = RangedU64ValueParser::<usize>::new().range(1..=10_000_000))]
+        max_visitors: usize,
         /// Behind a TLS reverse proxy: the client address is the last
         /// X-Forwarded-For entry and the cookie is Secure.
         #[arg(long)]
@@ -430,6 +435,7 @@ fn main() -> ExitCode {
             engines,
             queue,
             rate,
+            max_visitors,
             behind_proxy,
             origins,
             keep_finished_days,
@@ -443,6 +449,7 @@ fn main() -> ExitCode {
             }),
             queue,
             rate,
+            max_visitors,
             behind_proxy,
             origins,
             keep_finished_days,
