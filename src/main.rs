@@ -265,6 +265,10 @@ enum Command {
         /// Visitors playing at once.
         #[arg(long, default_value_t = 20, value_parser = RangedU64ValueParser::<usize>::new().range(1..=100_000))]
         visitors: usize,
+        /// Visitors analysing at once besides (free moves on the analysis
+        /// board, three engine lines, the next move when they have come).
+        #[arg(long, default_value_t = 0, value_parser = RangedU64ValueParser::<usize>::new().range(0..=100_000))]
+        analysts: usize,
         /// Seconds to run.
         #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..))]
         duration: u64,
@@ -459,6 +463,7 @@ fn main() -> ExitCode {
         Some(Command::Loadtest {
             url,
             visitors,
+            analysts,
             duration,
             level,
             seed,
@@ -466,6 +471,7 @@ fn main() -> ExitCode {
         }) => agon::tools::serve::loadtest::run(&agon::tools::serve::loadtest::LoadSettings {
             url,
             visitors,
+            analysts,
             duration: std::time::Duration::from_secs(duration),
             level: usize::try_from(level).unwrap_or(0),
             seed,
