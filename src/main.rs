@@ -237,6 +237,11 @@ enum Command {
         /// Requests a second allowed from one client address (bursts of twice that).
         #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..))]
         rate: u32,
+        /// Visitors held in memory at most: past it the least recently active
+        /// idle one is dropped (their games stay stored), or with every one
+        /// busy a new visitor is refused with 503.
+        #[arg(long, default_value_t = 5000, value_parser = RangedU64ValueParser::<usize>::new().range(1..=10_000_000))]
+        max_visitors: usize,
         /// Behind a TLS reverse proxy: the client address is the last
         /// X-Forwarded-For entry and the cookie is Secure.
         #[arg(long)]
@@ -260,6 +265,10 @@ enum Command {
         /// Visitors playing at once.
         #[arg(long, default_value_t = 20, value_parser = RangedU64ValueParser::<usize>::new().range(1..=100_000))]
         visitors: usize,
+        /// Visitors analysing at once besides (free moves on the analysis
+        /// board, three engine lines, the next move when they have come).
+        #[arg(long, default_value_t = 0, value_parser = RangedU64ValueParser::<usize>::new().range(0..=100_000))]
+        analysts: usize,
         /// Seconds to run.
         #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..))]
         duration: u64,
@@ -430,6 +439,7 @@ fn main() -> ExitCode {
             engines,
             queue,
             rate,
+            max_visitors,
             behind_proxy,
             origins,
             keep_finished_days,
@@ -443,6 +453,7 @@ fn main() -> ExitCode {
             }),
             queue,
             rate,
+            max_visitors,
             behind_proxy,
             origins,
             keep_finished_days,
@@ -452,6 +463,7 @@ fn main() -> ExitCode {
         Some(Command::Loadtest {
             url,
             visitors,
+            analysts,
             duration,
             level,
             seed,
@@ -459,6 +471,7 @@ fn main() -> ExitCode {
         }) => agon::tools::serve::loadtest::run(&agon::tools::serve::loadtest::LoadSettings {
             url,
             visitors,
+            analysts,
             duration: std::time::Duration::from_secs(duration),
             level: usize::try_from(level).unwrap_or(0),
             seed,

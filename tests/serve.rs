@@ -1,6 +1,8 @@
 //! `agon serve` through its HTTP API: a load killed with SIGKILL loses and
 //! doubles nothing, hostile requests are refused with the right status and
-//! change no game, and SIGTERM ends the server and its engines.
+//! change no game, SIGTERM ends the server and its engines, analysis gives
+//! the lines of the position shown within the server's limits and never
+//! holds up game moves, and memory holds at most `--max-visitors` visitors.
 
 mod common;
 
@@ -14,20 +16,14 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// `agon serve` on a free port with this database, and its address.
+/// `agon serve` on a free port with this database (two engines unless
+/// `extra` says), and its address.
 fn start_server(db: &Path, extra: &[&str]) -> (Agon, String) {
     let db = db.to_string_lossy().into_owned();
-    let mut args = vec![
-        "serve",
-        "--port",
-        "0",
-        "--db",
-        &db,
-        "--engines",
-        "2",
-        "--rate",
-        "100000",
-    ];
+    let mut args = vec!["serve", "--port", "0", "--db", &db, "--rate", "100000"];
+    if !extra.contains(&"--engines") {
+        args.extend_from_slice(&["--engines", "2"]);
+    }
     args.extend_from_slice(extra);
     let mut server = Agon::start(&args);
     let url = server
@@ -145,6 +141,37 @@ fn moves_of(state: &Value) -> Vec<String> {
         .collect()
 }
 
+/// Opens the visitor's event stream (`HTTP/1.0`: no chunks; or `HTTP/1.1`).
+fn open_events(address: &str, cookie: &str, http: &str) -> TcpStream {
+    let mut stream = TcpStream::connect(address).unwrap();
+    write!(
+        stream,
+        "GET /api/events {http}\r\nHost: {address}\r\nCookie: {cookie}\r\n\r\n"
+    )
+    .unwrap();
+    stream
+}
+
+/// Starts a game at `level` and plays its first legal move; the game's id and the move.
+fn first_move(address: &str, cookie: &str, level: usize) -> (String, String) {
+    let reply = command(
+        address,
+        cookie,
+        &json!({ "cmd": "new_game", "level": level }),
+    );
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    let game = reply.json()["game"].as_str().unwrap().to_string();
+    let first = state(address, cookie, Some(&game)).json();
+    let mv = first["legal"][0].as_str().unwrap().to_string();
+    let moved = command(
+        address,
+        cookie,
+        &json!({ "cmd": "move", "mv": mv, "game": game }),
+    );
+    assert_eq!(moved.status, 200, "{}", moved.body);
+    (game, mv)
+}
+
 /// Waits until the visitor may move in `game`, and returns that state.
 fn wait_for_turn(address: &str, cookie: &str, game: &str) -> Value {
     let deadline = Instant::now() + PATIENCE;
@@ -253,17 +280,7 @@ fn hostile_requests_are_refused_and_change_no_game() {
     let (mut server, address) = start_server(&dir.join("games.sqlite"), &[]);
     let owner = new_visitor(&address);
     let other = new_visitor(&address);
-    let reply = command(&address, &owner, &json!({ "cmd": "new_game", "level": 0 }));
-    assert_eq!(reply.status, 200, "{}", reply.body);
-    let game = reply.json()["game"].as_str().unwrap().to_string();
-    let first = state(&address, &owner, Some(&game)).json();
-    let mv = first["legal"][0].as_str().unwrap().to_string();
-    let moved = command(
-        &address,
-        &owner,
-        &json!({ "cmd": "move", "mv": mv, "game": game }),
-    );
-    assert_eq!(moved.status, 200, "{}", moved.body);
+    let (game, mv) = first_move(&address, &owner, 0);
     let before = moves_of(&wait_for_turn(&address, &owner, &game));
     assert_eq!(before.len(), 2);
 
@@ -367,11 +384,21 @@ fn hostile_requests_are_refused_and_change_no_game() {
             json!({ "cmd": "set_engine", "role": "opponent", "engine": 1 }),
             403,
         ),
+        (
+            json!({ "cmd": "set_option", "role": "analyst", "name": "MultiPV", "value": "50" }),
+            403,
+        ),
+        (
+            json!({ "cmd": "set_engine", "role": "analyst", "engine": 1 }),
+            403,
+        ),
         (json!({ "cmd": "watch", "white": 0, "black": 0 }), 403),
-        (json!({ "cmd": "analysis", "on": true }), 403),
-        (json!({ "cmd": "multipv", "lines": 5 }), 403),
         (json!({ "cmd": "hint" }), 403),
-        (json!({ "cmd": "analyse" }), 403),
+        (json!({ "cmd": "multipv", "lines": 0 }), 400),
+        (
+            json!({ "cmd": "line", "fen": agon::rules::START_FEN, "moves": [mv], "game": game }),
+            400,
+        ),
         (json!({ "cmd": "no_such_command" }), 400),
         (json!({ "cmd": "resign", "game": "not-an-id" }), 404),
     ];
@@ -443,12 +470,7 @@ fn sigterm_ends_the_server_and_its_engines_promptly() {
     }
     let visitor = new_visitor(&address);
     // An open event stream must not hold the shutdown up.
-    let mut events = TcpStream::connect(&address).unwrap();
-    write!(
-        events,
-        "GET /api/events HTTP/1.1\r\nHost: {address}\r\nCookie: {visitor}\r\n\r\n"
-    )
-    .unwrap();
+    let _events = open_events(&address, &visitor, "HTTP/1.1");
     let engines = children_of(server.pid());
     assert_eq!(engines.len(), 2, "two engine processes");
     let started = Instant::now();
@@ -502,20 +524,7 @@ fn an_engine_killed_mid_search_is_replaced_and_the_search_run_again() {
     assert_eq!(engines.len(), 2, "two engine processes");
     let visitor = new_visitor(&address);
     // Full strength searches a whole second: long enough to be killed in.
-    let reply = command(
-        &address,
-        &visitor,
-        &json!({ "cmd": "new_game", "level": 4 }),
-    );
-    let game = reply.json()["game"].as_str().unwrap().to_string();
-    let first = state(&address, &visitor, Some(&game)).json();
-    let mv = first["legal"][0].as_str().unwrap().to_string();
-    let moved = command(
-        &address,
-        &visitor,
-        &json!({ "cmd": "move", "mv": mv, "game": game }),
-    );
-    assert_eq!(moved.status, 200, "{}", moved.body);
+    let (game, mv) = first_move(&address, &visitor, 4);
     std::thread::sleep(Duration::from_millis(300));
     for engine in &engines {
         let _ = Command::new("kill")
@@ -536,4 +545,333 @@ fn an_engine_killed_mid_search_is_replaced_and_the_search_run_again() {
         replaced.iter().all(|pid| !engines.contains(pid)),
         "{replaced:?}"
     );
+}
+
+/// Reads the visitor's event stream (HTTP/1.0: no chunks) until `wanted`
+/// holds for an `analysis` event, and returns that event's data.
+fn analysis_until(address: &str, cookie: &str, wanted: impl Fn(&Value) -> bool) -> Value {
+    let mut stream = open_events(address, cookie, "HTTP/1.0");
+    stream
+        .set_read_timeout(Some(Duration::from_millis(200)))
+        .unwrap();
+    let deadline = Instant::now() + PATIENCE;
+    let mut text = String::new();
+    let mut seen = Vec::new();
+    loop {
+        let mut buffer = [0; 65536];
+        if let Ok(read) = stream.read(&mut buffer) {
+            text.push_str(&String::from_utf8_lossy(&buffer[..read]));
+        }
+        while let Some(end) = text.find("\n\n") {
+            let event: String = text.drain(..end + 2).collect();
+            if !event.lines().any(|l| l == "event: analysis") {
+                continue;
+            }
+            let data: String = event
+                .lines()
+                .filter_map(|l| l.strip_prefix("data: "))
+                .collect();
+            let analysis: Value = serde_json::from_str(&data).unwrap();
+            if wanted(&analysis) {
+                return analysis;
+            }
+            seen.push(analysis);
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no analysis wanted among {seen:?}"
+        );
+    }
+}
+
+/// A counter or gauge of `/metrics`.
+fn metric(address: &str, name: &str) -> f64 {
+    let text = raw(address, "GET /metrics HTTP/1.1", b"").body;
+    text.lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
+        .unwrap_or_else(|| panic!("no {name} in {text}"))
+}
+
+/// The lines of a finished analysis of `fen`.
+fn finished_analysis(address: &str, cookie: &str, fen: &str) -> Vec<Value> {
+    let analysis = analysis_until(address, cookie, |a| {
+        a["fen"] == fen && a["running"] == false && !a["lines"].as_array().unwrap().is_empty()
+    });
+    analysis["lines"].as_array().unwrap().clone()
+}
+
+#[test]
+fn analysis_gives_the_lines_of_the_position_shown_within_the_server_limits() {
+    let dir = scratch_dir("serve-analysis");
+    let (_server, address) = start_server(&dir.join("games.sqlite"), &[]);
+    let visitor = new_visitor(&address);
+    // A position set up from FEN: the start after one move of each side.
+    let (game, _) = first_move(&address, &visitor, 0);
+    let after = wait_for_turn(&address, &visitor, &game);
+    let fen = after["fen"].as_str().unwrap().to_string();
+
+    let opened = command(&address, &visitor, &json!({ "cmd": "analyse", "fen": fen }));
+    assert_eq!(opened.status, 200, "{}", opened.body);
+    // Options a request slips in are not the server's: nodes, time, lines.
+    let asked = command(
+        &address,
+        &visitor,
+        &json!({ "cmd": "analysis", "on": true, "nodes": 1_000_000_000u64, "go": "infinite", "multipv": 50 }),
+    );
+    assert_eq!(asked.status, 200, "{}", asked.body);
+    assert_eq!(
+        command(
+            &address,
+            &visitor,
+            &json!({ "cmd": "multipv", "lines": 50 })
+        )
+        .status,
+        200
+    );
+    let board = state(&address, &visitor, None).json();
+    assert_eq!(board["mode"], "analysis");
+    assert_eq!(board["fen"], fen.as_str());
+    assert_eq!(board["multipv"], 3, "more lines than 3 are capped at 3");
+    assert!(board["analysing"].as_bool().unwrap());
+    let legal: Vec<&str> = board["legal"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m.as_str().unwrap())
+        .collect();
+    let lines = finished_analysis(&address, &visitor, &fen);
+    assert_eq!(lines.len(), 3, "{lines:?}");
+    for line in &lines {
+        let pv = line["pv"].as_array().unwrap();
+        assert!(legal.contains(&pv[0].as_str().unwrap()), "{line}");
+        assert!(
+            line["nodes"].as_u64().unwrap() <= 200_000,
+            "the node budget is the server's: {line}"
+        );
+    }
+    let firsts: std::collections::HashSet<_> = lines.iter().map(|l| l["pv"][0].clone()).collect();
+    assert_eq!(firsts.len(), 3, "three different moves: {lines:?}");
+
+    // Free moves for both sides: the side to move plays, then the other, and
+    // each new position gets its own lines.
+    let best = lines[0]["pv"][0].as_str().unwrap().to_string();
+    assert_eq!(
+        command(&address, &visitor, &json!({ "cmd": "move", "mv": best })).status,
+        200
+    );
+    let next = state(&address, &visitor, None).json();
+    assert_ne!(next["side"], board["side"]);
+    let reply = next["legal"][0].as_str().unwrap().to_string();
+    assert_eq!(
+        command(&address, &visitor, &json!({ "cmd": "move", "mv": reply })).status,
+        200
+    );
+    let shown = state(&address, &visitor, None).json();
+    assert_eq!(shown["side"], board["side"]);
+    let shown_fen = shown["fen"].as_str().unwrap().to_string();
+    assert_eq!(finished_analysis(&address, &visitor, &shown_fen).len(), 3);
+    // A sideline from the first position: the variation tree.
+    command(&address, &visitor, &json!({ "cmd": "view", "ply": 0 }));
+    let other = legal.iter().find(|m| **m != best).unwrap().to_string();
+    assert_eq!(
+        command(&address, &visitor, &json!({ "cmd": "move", "mv": other })).status,
+        200
+    );
+    let tree = state(&address, &visitor, None).json();
+    assert_eq!(
+        tree["moves"][0]["alternatives"].as_array().unwrap().len(),
+        1,
+        "{tree}"
+    );
+    assert_eq!(
+        command(&address, &visitor, &json!({ "cmd": "move", "mv": "z9z9" })).status,
+        400,
+        "moves are judged on the server"
+    );
+
+    // Engine choices and options stay refused on the analysis board.
+    for body in [
+        json!({ "cmd": "set_option", "role": "analyst", "name": "Hash", "value": "4096" }),
+        json!({ "cmd": "set_engine", "role": "analyst", "engine": 1 }),
+        json!({ "cmd": "hint" }),
+    ] {
+        assert_eq!(command(&address, &visitor, &body).status, 403, "{body}");
+    }
+
+    // Game review of a position of one's own game, through the same queue.
+    assert_eq!(
+        command(
+            &address,
+            &visitor,
+            &json!({ "cmd": "open_game", "index": 0 })
+        )
+        .status,
+        200
+    );
+    assert_eq!(state(&address, &visitor, None).json()["mode"], "play");
+    let reviewing = command(&address, &visitor, &json!({ "cmd": "review" }));
+    assert_eq!(reviewing.status, 200, "{}", reviewing.body);
+    let deadline = Instant::now() + PATIENCE;
+    let review = loop {
+        let review = state(&address, &visitor, None).json()["review"].clone();
+        if review["running"] == false && review["done"] == review["total"] {
+            break review;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the review never ended: {review}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(review["total"], 3, "the start and the two plies: {review}");
+    assert!(
+        review["scores"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|s| !s[1].is_null()),
+        "{review}"
+    );
+    assert!(metric(&address, "agon_analyses_total") >= 5.0);
+}
+
+#[test]
+fn analysis_from_many_visitors_does_not_hold_up_game_moves() {
+    let dir = scratch_dir("serve-analysis-load");
+    // One engine, so that the analyses have to queue.
+    let (_server, address) = start_server(&dir.join("games.sqlite"), &["--engines", "1"]);
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let analysts: Vec<_> = (0..24)
+        .map(|seed| {
+            let address = address.clone();
+            let stop = std::sync::Arc::clone(&stop);
+            std::thread::spawn(move || {
+                let cookie = new_visitor(&address);
+                assert_eq!(
+                    command(&address, &cookie, &json!({ "cmd": "analysis", "on": true })).status,
+                    200
+                );
+                // A new position every 150 ms: each request replaces the visitor's previous one.
+                let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    let board = state(&address, &cookie, None).json();
+                    let legal = board["legal"].as_array().unwrap();
+                    let body = if legal.is_empty() || board["moves"].as_array().unwrap().len() > 30
+                    {
+                        json!({ "cmd": "view", "ply": 0 })
+                    } else {
+                        json!({ "cmd": "move", "mv": legal[rng.random_range(0..legal.len())] })
+                    };
+                    assert_eq!(command(&address, &cookie, &body).status, 200, "{body}");
+                    std::thread::sleep(Duration::from_millis(150));
+                }
+            })
+        })
+        .collect();
+    let player = new_visitor(&address);
+    let game = command(&address, &player, &json!({ "cmd": "new_game", "level": 0 })).json()["game"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    std::thread::sleep(Duration::from_secs(2));
+    let mut most_waiting = 0.0_f64;
+    let mut slowest = Duration::ZERO;
+    let mut turn = state(&address, &player, Some(&game)).json();
+    for _ in 0..8 {
+        if !turn["result"].is_null() {
+            break;
+        }
+        let mv = turn["legal"][0].as_str().unwrap().to_string();
+        let sent = Instant::now();
+        let moved = command(
+            &address,
+            &player,
+            &json!({ "cmd": "move", "mv": mv, "game": game }),
+        );
+        assert_eq!(moved.status, 200, "{}", moved.body);
+        most_waiting = most_waiting.max(metric(&address, "agon_analysis_queue_length"));
+        let queued = state(&address, &player, Some(&game)).json();
+        assert!(
+            queued["queue"].is_null() || queued["queue"]["position"] == 0,
+            "no analysis goes before a game move: {}",
+            queued["queue"]
+        );
+        turn = wait_for_turn(&address, &player, &game);
+        slowest = slowest.max(sent.elapsed());
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    for analyst in analysts {
+        analyst.join().unwrap();
+    }
+    assert!(
+        most_waiting >= 5.0,
+        "the analyses queued behind the game moves: {most_waiting}"
+    );
+    // The bound: the game moves ahead (none here) plus the rest of the one
+    // analysis the engine is running (200,000 nodes, well under a second on
+    // a free core), never the analyses waiting.
+    assert!(
+        slowest < Duration::from_secs(5),
+        "a game move waited {slowest:?} behind the analyses"
+    );
+    assert!(metric(&address, "agon_analyses_total") > 0.0);
+}
+
+#[test]
+fn memory_holds_at_most_max_visitors_and_a_dropped_visitor_gets_their_games_back() {
+    let dir = scratch_dir("serve-max-visitors");
+    let (mut server, address) = start_server(&dir.join("games.sqlite"), &["--max-visitors", "5"]);
+    let first = new_visitor(&address);
+    let (game, _) = first_move(&address, &first, 0);
+    let played = moves_of(&wait_for_turn(&address, &first, &game));
+    assert_eq!(played.len(), 2);
+    // Many more cookies than the cap: each new one takes the place of the
+    // least recently active idle visitor.
+    for _ in 0..40 {
+        let cookie = new_visitor(&address);
+        assert_eq!(state(&address, &cookie, None).status, 200);
+        assert!(metric(&address, "agon_visitors_in_memory") <= 5.0);
+    }
+    assert_eq!(metric(&address, "agon_visitors_in_memory"), 5.0);
+    assert_eq!(metric(&address, "agon_visitors_max"), 5.0);
+    // The first visitor was dropped long ago: back, with their game.
+    let back = state(&address, &first, None).json();
+    let listed = back["library"].as_array().unwrap();
+    assert!(listed.iter().any(|g| g["plies"] == 2), "{back}");
+    assert_eq!(
+        moves_of(&state(&address, &first, Some(&game)).json()),
+        played
+    );
+    // Five pages open: every slot busy, a new visitor waits.
+    let streams: Vec<TcpStream> = (0..5)
+        .map(|_| {
+            let mut stream = open_events(&address, &new_visitor(&address), "HTTP/1.1");
+            let mut start = [0; 12];
+            stream.read_exact(&mut start).unwrap();
+            assert_eq!(&start, b"HTTP/1.1 200");
+            stream
+        })
+        .collect();
+    let refused = state(&address, &new_visitor(&address), None);
+    assert_eq!(refused.status, 503, "{}", refused.body);
+    assert!(
+        refused
+            .headers
+            .to_ascii_lowercase()
+            .contains("retry-after: 5"),
+        "{}",
+        refused.headers
+    );
+    assert!(metric(&address, "agon_errors_total{kind=\"visitors_full\"}") >= 1.0);
+    assert_eq!(metric(&address, "agon_visitors_in_memory"), 5.0);
+    // A page closed frees its slot.
+    drop(streams);
+    let latecomer = new_visitor(&address);
+    let deadline = Instant::now() + PATIENCE;
+    while state(&address, &latecomer, None).status != 200 {
+        assert!(Instant::now() < deadline, "no slot freed");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert!(server.next_line(Duration::from_millis(10)).is_none());
+    assert_eq!(raw(&address, "GET /healthz HTTP/1.1", b"").status, 200);
 }

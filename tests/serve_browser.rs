@@ -1,7 +1,8 @@
 //! `agon serve` in the browser: two visitors (two browsers with their own
 //! profiles, so their own cookies) play at the same time on the page of
 //! `agon gui` in public mode; neither sees the other's game and each reload
-//! brings back one's own. Debian's headless Chromium (tests/common/browser.rs).
+//! brings back one's own; a visitor analyses on the analysis board with
+//! engine lines. Debian's headless Chromium (tests/common/browser.rs).
 
 #[path = "common/browser.rs"]
 mod browser;
@@ -177,5 +178,71 @@ async fn the_public_servers_refusals_are_told_in_the_visitors_language() {
                 .starts_with("f1f3은(는) 둘 수 없는 수입니다: ")
         })
         .await;
+    visitor.close().await;
+}
+
+/// The first engine line shown, as `(data-pv, data-fen)`, when its
+/// position is the board's (`data-fen` of `#board`) and the page's.
+async fn line_of_the_board(browser: &Browser) -> Option<(String, String)> {
+    let found = browser
+        .js("const li = document.querySelector('#pv-lines li[data-pv]');
+             const board = document.getElementById('board').dataset.fen;
+             return li && li.dataset.fen === board && board === state.fen
+               ? [li.dataset.pv, li.dataset.fen, document.querySelectorAll('#pv-lines li').length] : null;")
+        .await;
+    let pv = found.get(0)?.as_str()?.to_string();
+    let fen = found.get(1)?.as_str()?.to_string();
+    assert!(found[2].as_u64().unwrap() <= 3, "at most 3 lines: {found}");
+    Some((pv, fen))
+}
+
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs Chromium and ChromeDriver (Debian: chromium chromium-driver); contrib/test-everything.sh"]
+async fn a_visitor_analyses_on_the_analysis_board_with_engine_lines() {
+    let _one_at_a_time = BROWSER.lock().await;
+    let (_server, url) = start_serve("serve-browser-analysis");
+    let visitor = browser().await;
+    visitor.open(&url).await;
+    // The first visit's way into analysis is offered to visitors too.
+    assert!(
+        visitor
+            .flag("return document.getElementById('welcome-analyse').offsetParent !== null")
+            .await
+    );
+    visitor.click("#welcome-analyse").await;
+    visitor
+        .wait_until("the analysis board", async || {
+            visitor.flag("return state.mode === 'analysis'").await
+        })
+        .await;
+    visitor.select("#multipv", "3").await;
+    visitor.click("#analyse-toggle").await;
+    visitor
+        .wait_until("engine lines of the position shown", async || {
+            line_of_the_board(&visitor).await.is_some()
+        })
+        .await;
+    let (pv, fen) = line_of_the_board(&visitor).await.unwrap();
+    let first = pv.split_whitespace().next().unwrap().to_string();
+    assert!(
+        visitor
+            .flag(&format!("return state.legal.includes('{first}')"))
+            .await,
+        "{pv} from {fen}"
+    );
+    // A free move by clicking: the lines follow the new position, for the other side.
+    let mv = text_of(&visitor, "return state.legal[state.legal.length - 1]").await;
+    let (from, to) = cells_of(&mv);
+    visitor.click_cell(from).await;
+    visitor.click_cell(to).await;
+    visitor
+        .wait_until("lines of the position after the move", async || {
+            line_of_the_board(&visitor)
+                .await
+                .is_some_and(|(_, shown)| shown != fen)
+        })
+        .await;
+    assert!(visitor.flag("return state.moves.length === 1").await);
+    visitor.assert_no_errors().await;
     visitor.close().await;
 }

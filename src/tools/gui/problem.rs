@@ -176,6 +176,12 @@ codes! {
     TooManyGames = "too-many-games",
     /// The engines are busy.
     EnginesBusy = "engines-busy",
+    /// A command of the analysis board with none open (`agon serve`).
+    NoAnalysisBoard = "no-analysis-board",
+    /// Takeback or resignation on the analysis board (`agon serve`).
+    NoGameOnBoard = "no-game-on-board",
+    /// 503 of `agon serve`: every visitor slot in memory is busy.
+    VisitorsFull = "visitors-full",
     /// The server failed.
     ServerFailed = "server-failed",
     /// A preview of more than `max` moves.

@@ -33,7 +33,7 @@ pub const COOKIE: &str = "agon_visitor";
 pub const MAX_BODY: usize = 16 * 1024;
 /// The most moves a preview plays.
 const MAX_PREVIEW_MOVES: usize = 256;
-/// What a full engine queue tells a client to wait, in seconds.
+/// What a full engine queue or a full memory tells a client to wait, in seconds.
 const RETRY_AFTER_BUSY: &str = "5";
 
 /// What every handler shares.
@@ -84,17 +84,14 @@ fn refusal(refusal: Refusal) -> Response {
             &Problem::new(Code::NotYourGame, "no such game of yours"),
         ),
         Refusal::Conflict(why) => refuse(StatusCode::CONFLICT, &why),
-        Refusal::Busy => {
-            let mut response = refuse(
-                StatusCode::SERVICE_UNAVAILABLE,
-                &Problem::new(Code::EnginesBusy, "the engines are busy: try again shortly"),
-            );
-            response.headers_mut().insert(
-                header::RETRY_AFTER,
-                HeaderValue::from_static(RETRY_AFTER_BUSY),
-            );
-            response
-        }
+        Refusal::Busy => unavailable(&Problem::new(
+            Code::EnginesBusy,
+            "the engines are busy: try again shortly",
+        )),
+        Refusal::Full => unavailable(&Problem::new(
+            Code::VisitorsFull,
+            "too many visitors at once: try again shortly",
+        )),
         Refusal::Internal(why) => {
             log::error!("{why}");
             refuse(
@@ -103,6 +100,15 @@ fn refusal(refusal: Refusal) -> Response {
             )
         }
     }
+}
+
+fn unavailable(why: &Problem) -> Response {
+    let mut response = refuse(StatusCode::SERVICE_UNAVAILABLE, why);
+    response.headers_mut().insert(
+        header::RETRY_AFTER,
+        HeaderValue::from_static(RETRY_AFTER_BUSY),
+    );
+    response
 }
 
 /// The client's address: the socket's, or behind a proxy the last forwarded one.
@@ -253,13 +259,25 @@ async fn events(State(app): State<App>, headers: HeaderMap) -> Response {
     let stop = WatchStream::new(app.stopping.clone())
         .filter(|stop| *stop)
         .map(|_| None);
-    let states = WatchStream::new(receiver)
-        .filter(|state| !state.is_empty())
+    // The state first, then the lines of its position, which the page
+    // takes only for the position it shows.
+    let published = WatchStream::new(receiver)
+        .filter(|published| !published.state.is_empty())
         .map(Some)
         .merge(stop)
         .take_while(Option::is_some)
-        .filter_map(|state| state)
-        .map(|state| Ok::<Event, Infallible>(Event::default().event("state").data(state)));
+        .filter_map(|published| published);
+    let states = futures_util::StreamExt::flat_map(published, |published| {
+        let state = Event::default().event("state").data(published.state);
+        let analysis = published
+            .analysis
+            .map(|lines| Event::default().event("analysis").data(lines));
+        futures_util::stream::iter(
+            std::iter::once(state)
+                .chain(analysis)
+                .map(Ok::<Event, Infallible>),
+        )
+    });
     Sse::new(states)
         .keep_alive(KeepAlive::default())
         .into_response()
@@ -359,9 +377,14 @@ async fn preview(State(app): State<App>, headers: HeaderMap, body: String) -> Re
 
 fn gauges(app: &App) -> Result<Gauges, String> {
     let (engines, engines_busy) = app.registry.engines().map_or((0, 0), |p| p.engines());
+    let (queue_length, analysis_queue_length) =
+        app.registry.engines().map_or((0, 0), |p| p.queue_lengths());
     Ok(Gauges {
         games_in_progress: app.registry.games_in_progress()?,
-        queue_length: app.registry.engines().map_or(0, |p| p.queue_length()),
+        queue_length,
+        analysis_queue_length,
+        visitors: app.registry.visitors_in_memory(),
+        max_visitors: app.registry.max_visitors(),
         engines,
         engines_busy,
     })

@@ -1,7 +1,8 @@
 //! `agon loadtest`: simulated visitors, each with its own cookie, playing
 //! whole games of random legal moves against an `agon serve` over the HTTP
 //! API the page uses (commands by POST, states by Server-Sent Events), and
-//! the table of what it measured.
+//! analysts making free moves on the analysis board, each waiting for the
+//! engine lines; and the table of what it measured.
 
 use axum::body::Bytes;
 use axum::http::{Method, Request, StatusCode, Uri, header};
@@ -28,8 +29,10 @@ const WIND_DOWN: Duration = Duration::from_secs(30);
 pub struct LoadSettings {
     /// The server's URL.
     pub url: String,
-    /// Visitors at once.
+    /// Visitors playing at once.
     pub visitors: usize,
+    /// Visitors analysing at once, besides.
+    pub analysts: usize,
     /// How long to run.
     pub duration: Duration,
     /// The engine's level.
@@ -50,8 +53,23 @@ struct Tally {
     games: AtomicU64,
     errors: AtomicU64,
     busy: AtomicU64,
+    analyses: AtomicU64,
     latencies: Mutex<Vec<Duration>>,
     waits: Mutex<Vec<Duration>>,
+    analysis_latencies: Mutex<Vec<Duration>>,
+}
+
+impl Tally {
+    fn count(counter: &AtomicU64) {
+        counter.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn sample(samples: &Mutex<Vec<Duration>>, value: Duration) {
+        samples
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(value);
+    }
 }
 
 struct Run {
@@ -106,13 +124,17 @@ pub fn run(settings: &LoadSettings) -> Result<(), String> {
         journal,
     });
     runtime.block_on(async {
-        let mut tasks = Vec::with_capacity(settings.visitors);
-        for index in 0..settings.visitors {
+        let mut tasks = Vec::with_capacity(settings.visitors + settings.analysts);
+        for index in 0..settings.visitors + settings.analysts {
             let seed = settings
                 .seed
                 .wrapping_mul(1_000_003)
                 .wrapping_add(index as u64);
-            tasks.push(tokio::spawn(visitor(Arc::clone(&run), seed)));
+            tasks.push(if index < settings.visitors {
+                tokio::spawn(visitor(Arc::clone(&run), seed))
+            } else {
+                tokio::spawn(analyst(Arc::clone(&run), seed))
+            });
         }
         let progress = tokio::spawn(progress(Arc::clone(&run), started));
         let all = async {
@@ -162,8 +184,8 @@ fn print_table(tally: &Tally, settings: &LoadSettings, elapsed: Duration) -> std
     let seconds = elapsed.as_secs_f64();
     writeln!(
         out,
-        "visitors {}  level {}  {:.0} s",
-        settings.visitors, settings.level, seconds
+        "visitors {}  analysts {}  level {}  {:.0} s",
+        settings.visitors, settings.analysts, settings.level, seconds
     )?;
     let count = |counter: &AtomicU64| counter.load(Ordering::Relaxed);
     let rows = [
@@ -173,6 +195,7 @@ fn print_table(tally: &Tally, settings: &LoadSettings, elapsed: Duration) -> std
         ("games finished", count(&tally.games)),
         ("errors", count(&tally.errors)),
         ("refused 503 (queue full)", count(&tally.busy)),
+        ("analyses", count(&tally.analyses)),
     ];
     for (name, value) in rows {
         writeln!(out, "{name:<26}{value:>10}")?;
@@ -187,6 +210,7 @@ fn print_table(tally: &Tally, settings: &LoadSettings, elapsed: Duration) -> std
     for (name, samples) in [
         ("move to reply", &tally.latencies),
         ("queue wait", &tally.waits),
+        ("analysis move to lines", &tally.analysis_latencies),
     ] {
         let mut sorted = samples
             .lock()
@@ -387,21 +411,99 @@ fn my_turn(state: &Value) -> bool {
     state["legal"].as_array().is_some_and(|l| !l.is_empty())
 }
 
+/// A new visitor: the cookie of the page's first load and the states of
+/// its event stream (read by the task returned).
+async fn arrive(
+    run: &Arc<Run>,
+) -> Option<(
+    String,
+    watch::Receiver<Option<Value>>,
+    tokio::task::JoinHandle<()>,
+)> {
+    let Ok(Answer {
+        cookie: Some(cookie),
+        ..
+    }) = run.request(Method::GET, "/", "", None).await
+    else {
+        Tally::count(&run.tally.errors);
+        return None;
+    };
+    let (sender, states) = watch::channel(None);
+    let reader = tokio::spawn(follow(Arc::clone(run), cookie.clone(), sender));
+    Some((cookie, states, reader))
+}
+
+fn legal_of(state: &Value) -> Vec<String> {
+    state["legal"]
+        .as_array()
+        .map(|l| {
+            l.iter()
+                .filter_map(|m| m.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// One simulated analyst: on the analysis board with three engine lines, a
+/// random free move each time the lines of the position shown have come
+/// (a board set up afresh after 40 plies), until the run ends.
+async fn analyst(run: Arc<Run>, seed: u64) {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let Some((cookie, mut states, reader)) = arrive(&run).await else {
+        return;
+    };
+    for command in [
+        json!({ "cmd": "analyse" }),
+        json!({ "cmd": "multipv", "lines": 3 }),
+        json!({ "cmd": "analysis", "on": true }),
+    ] {
+        if run.command(&cookie, command).await.is_none() {
+            reader.abort();
+            return;
+        }
+    }
+    let mut shown = String::new();
+    while Instant::now() < run.deadline {
+        let Some(state) = wait_for(&mut states, |s| {
+            s["mode"] == "analysis" && s["thinking"].is_null() && s["fen"] != shown.as_str()
+        })
+        .await
+        else {
+            Tally::count(&run.tally.errors);
+            break;
+        };
+        shown = state["fen"].as_str().unwrap_or_default().to_string();
+        let legal = legal_of(&state);
+        let command = if legal.is_empty() || moves_of(&state).len() >= 40 {
+            json!({ "cmd": "analyse", "fen": state["start_fen"] })
+        } else {
+            json!({ "cmd": "move", "mv": legal[rng.random_range(0..legal.len())] })
+        };
+        let sent = Instant::now();
+        if run.command(&cookie, command).await.is_none() {
+            break;
+        }
+        let before = shown.clone();
+        if wait_for(&mut states, |s| {
+            s["fen"] != before.as_str() && s["thinking"].is_null()
+        })
+        .await
+        .is_some()
+        {
+            Tally::count(&run.tally.analyses);
+            Tally::sample(&run.tally.analysis_latencies, sent.elapsed());
+        }
+        shown = before;
+    }
+    reader.abort();
+}
+
 /// One simulated visitor: games one after the other until the run ends.
 async fn visitor(run: Arc<Run>, seed: u64) {
     let mut rng = StdRng::seed_from_u64(seed);
-    let cookie = match run.request(Method::GET, "/", "", None).await {
-        Ok(Answer {
-            cookie: Some(cookie),
-            ..
-        }) => cookie,
-        _ => {
-            run.tally.errors.fetch_add(1, Ordering::Relaxed);
-            return;
-        }
+    let Some((cookie, mut states, reader)) = arrive(&run).await else {
+        return;
     };
-    let (sender, mut states) = watch::channel(None);
-    let reader = tokio::spawn(follow(Arc::clone(&run), cookie.clone(), sender));
     while Instant::now() < run.deadline {
         let new_game = json!({ "cmd": "new_game", "level": run.level, "human": "white" });
         let Some(game) = run.command(&cookie, new_game).await else {
@@ -434,14 +536,7 @@ async fn play_game(
         if Instant::now() >= run.deadline {
             return false;
         }
-        let legal: Vec<String> = state["legal"]
-            .as_array()
-            .map(|l| {
-                l.iter()
-                    .filter_map(|m| m.as_str().map(str::to_string))
-                    .collect()
-            })
-            .unwrap_or_default();
+        let legal = legal_of(&state);
         if legal.is_empty() {
             run.tally.errors.fetch_add(1, Ordering::Relaxed);
             return false;
@@ -477,16 +572,10 @@ async fn play_game(
         let replied = moves_of(&state);
         if replied.len() > acknowledged {
             let now = Instant::now();
-            run.tally.replies.fetch_add(1, Ordering::Relaxed);
-            let lock = |samples: &Mutex<Vec<Duration>>, value| {
-                samples
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner)
-                    .push(value);
-            };
-            lock(&run.tally.latencies, now - sent);
+            Tally::count(&run.tally.replies);
+            Tally::sample(&run.tally.latencies, now - sent);
             // A reply faster than the states it came with: its wait is bounded by the reply.
-            lock(&run.tally.waits, taken.unwrap_or(now) - sent);
+            Tally::sample(&run.tally.waits, taken.unwrap_or(now) - sent);
             run.record(cookie, &state, &replied);
         }
     }

@@ -53,16 +53,19 @@ pub enum ErrorKind {
     RateLimited,
     /// The engine queue was full.
     QueueFull,
+    /// Every visitor slot in memory was busy.
+    VisitorsFull,
     /// Something failed on the server side (5xx).
     Internal,
     /// An engine crashed or stalled.
     Engine,
 }
 
-const ERROR_KINDS: [(ErrorKind, &str); 5] = [
+const ERROR_KINDS: [(ErrorKind, &str); 6] = [
     (ErrorKind::Refused, "refused"),
     (ErrorKind::RateLimited, "rate_limited"),
     (ErrorKind::QueueFull, "queue_full"),
+    (ErrorKind::VisitorsFull, "visitors_full"),
     (ErrorKind::Internal, "internal"),
     (ErrorKind::Engine, "engine"),
 ];
@@ -79,16 +82,26 @@ pub struct Metrics {
     pub engine_busy_micros: AtomicU64,
     /// From a move to the engine's reply being stored.
     pub move_latency: Histogram,
-    /// From a search being queued to an engine taking it.
+    /// From a search for a move being queued to an engine taking it.
     pub queue_wait: Histogram,
+    /// From an analysis being queued to an engine taking it.
+    pub analysis_queue_wait: Histogram,
+    /// Analyses searched to their end.
+    pub analyses: AtomicU64,
 }
 
 /// What is read when `/metrics` is asked for.
 pub struct Gauges {
     /// Unfinished games in the database.
     pub games_in_progress: u64,
-    /// Searches waiting for an engine.
+    /// Searches for moves waiting for an engine.
     pub queue_length: usize,
+    /// Analyses waiting for an engine.
+    pub analysis_queue_length: usize,
+    /// Visitors held in memory.
+    pub visitors: usize,
+    /// The most visitors held in memory.
+    pub max_visitors: usize,
     /// Engines running.
     pub engines: usize,
     /// Engines searching now.
@@ -117,8 +130,26 @@ impl Metrics {
             (
                 "agon_queue_length",
                 "gauge",
-                "Engine searches waiting for an engine.",
+                "Searches for game moves waiting for an engine.",
                 gauges.queue_length.to_string(),
+            ),
+            (
+                "agon_analysis_queue_length",
+                "gauge",
+                "Analyses waiting for an engine (after every game move).",
+                gauges.analysis_queue_length.to_string(),
+            ),
+            (
+                "agon_visitors_in_memory",
+                "gauge",
+                "Visitors held in memory.",
+                gauges.visitors.to_string(),
+            ),
+            (
+                "agon_visitors_max",
+                "gauge",
+                "The most visitors held in memory (--max-visitors).",
+                gauges.max_visitors.to_string(),
             ),
             (
                 "agon_engines",
@@ -143,6 +174,12 @@ impl Metrics {
                 "counter",
                 "Moves the engines played.",
                 load(&self.engine_moves),
+            ),
+            (
+                "agon_analyses_total",
+                "counter",
+                "Analyses the engines searched to their end.",
+                load(&self.analyses),
             ),
             (
                 "agon_engine_busy_seconds_total",
@@ -176,7 +213,12 @@ impl Metrics {
         self.queue_wait.render(
             &mut out,
             "agon_queue_wait_seconds",
-            "From an engine search being queued to an engine taking it.",
+            "From an engine search for a move being queued to an engine taking it.",
+        );
+        self.analysis_queue_wait.render(
+            &mut out,
+            "agon_analysis_queue_wait_seconds",
+            "From an analysis being queued to an engine taking it.",
         );
         out
     }
@@ -196,6 +238,9 @@ mod tests {
         let text = metrics.render(&Gauges {
             games_in_progress: 2,
             queue_length: 1,
+            analysis_queue_length: 0,
+            visitors: 3,
+            max_visitors: 10,
             engines: 2,
             engines_busy: 1,
         });

@@ -1,6 +1,7 @@
 //! `agon serve`: the page of `agon gui` for many anonymous visitors at once,
 //! each playing their own games against a pool of engines, every move
-//! stored in SQLite before it is acknowledged.
+//! stored in SQLite before it is acknowledged, and analysing on their own
+//! analysis board through the same pool.
 
 mod http;
 mod limiter;
@@ -41,6 +42,8 @@ pub struct ServeSettings {
     pub queue: usize,
     /// Requests a second from one client address.
     pub rate: u32,
+    /// Visitors held in memory at most.
+    pub max_visitors: usize,
     /// Behind a reverse proxy that speaks TLS and sets `X-Forwarded-For`.
     pub behind_proxy: bool,
     /// `Origin` values allowed on state-changing requests (default: the `Host`'s).
@@ -74,7 +77,7 @@ async fn serve(settings: &ServeSettings, store: store::Store) -> Result<(), Stri
         .into_owned();
     let (listener, origin) = crate::tools::gui::listen(settings.host, settings.port).await?;
     let metrics = Arc::new(metrics::Metrics::default());
-    let registry = visitors::Registry::new(store, Arc::clone(&metrics));
+    let registry = visitors::Registry::new(store, settings.max_visitors, Arc::clone(&metrics));
     match registry.prune(settings.keep_finished_days, settings.keep_unfinished_days) {
         Ok(pruned) => log::info!("pruned {pruned} old games"),
         Err(error) => log::warn!("cannot prune old games: {error}"),

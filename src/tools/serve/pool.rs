@@ -1,10 +1,15 @@
 //! The engines of `agon serve`: a fixed number of engine processes, each on
 //! its own thread, taking searches from one queue that is fair across
 //! visitors (round robin: a visitor's second search waits until every other
-//! visitor's first has been taken). A crashed or stalled engine is replaced
-//! and its search run again.
+//! visitor's first has been taken), game moves before analyses but for a
+//! share: an analysis whose turn has waited [`ANALYSIS_AGING`] goes before
+//! waiting game moves when no other analysis is being searched, and never
+//! twice in a row, so analyses are not starved and hold each game move up
+//! by at most one analysis per game move ahead of it, plus one. A crashed or
+//! stalled engine is replaced and its search run again.
 
 use super::metrics::{ErrorKind, Metrics};
+use crate::tools::gui::driver::Info;
 use crate::tools::match_runner::engine::{EngineProcess, Failure};
 use crate::tools::match_runner::options::{EngineSpec, Limits, Timeouts};
 use std::collections::{HashMap, VecDeque};
@@ -17,15 +22,33 @@ use std::time::{Duration, Instant};
 const STOP_GRACE: Duration = Duration::from_secs(5);
 /// A search that crashes this many engines in a row is given up.
 const ATTEMPTS: u32 = 3;
+/// An analysis whose turn has waited this long may go before game moves.
+pub const ANALYSIS_AGING: Duration = Duration::from_secs(2);
 
-/// One engine search for a game's next move.
+/// What a search is for.
+#[derive(Clone, Debug)]
+pub enum Purpose {
+    /// A game's next move: queued before every analysis.
+    Move,
+    /// Engine lines for a visitor's analysis board; a visitor's next
+    /// analysis sets `superseded` and the search stops at its next line.
+    Analysis {
+        /// MultiPV.
+        lines: usize,
+        /// Set when the visitor asked for another analysis.
+        superseded: Arc<AtomicBool>,
+    },
+}
+
+/// One engine search: a game's next move, or an analysis.
 #[derive(Clone, Debug)]
 pub struct Job {
     /// Whose game (the fairness key).
     pub visitor: String,
-    /// Which game.
+    /// Which game, or which analysis board.
     pub game: String,
-    /// The ply the move will be (so that a stale result is recognised).
+    /// The ply the move will be, or the board's search number (so that a
+    /// stale result is recognised).
     pub ply: usize,
     /// The `position ...` line.
     pub position: String,
@@ -35,11 +58,13 @@ pub struct Job {
     pub budget: Duration,
     /// When it was queued.
     pub queued: Instant,
+    /// A move or an analysis.
+    pub purpose: Purpose,
     attempts: u32,
 }
 
 impl Job {
-    /// A search to queue now.
+    /// A search for a game move to queue now.
     pub fn new(
         visitor: &str,
         game: &str,
@@ -56,7 +81,33 @@ impl Job {
             go,
             budget,
             queued: Instant::now(),
+            purpose: Purpose::Move,
             attempts: 0,
+        }
+    }
+
+    /// The same search made an analysis with this many lines.
+    pub fn analysis(self, lines: usize) -> Job {
+        Job {
+            purpose: Purpose::Analysis {
+                lines,
+                superseded: Arc::new(AtomicBool::new(false)),
+            },
+            ..self
+        }
+    }
+
+    fn lines(&self) -> usize {
+        match &self.purpose {
+            Purpose::Move => 1,
+            Purpose::Analysis { lines, .. } => *lines,
+        }
+    }
+
+    fn superseded(&self) -> bool {
+        match &self.purpose {
+            Purpose::Move => false,
+            Purpose::Analysis { superseded, .. } => superseded.load(Ordering::Relaxed),
         }
     }
 }
@@ -102,6 +153,20 @@ impl FairQueue {
         job
     }
 
+    /// How long the search whose turn is next has waited.
+    fn next_waited(&self) -> Option<Duration> {
+        let visitor = self.turns.front()?;
+        Some(self.waiting.get(visitor)?.front()?.queued.elapsed())
+    }
+
+    /// Drops the searches of `visitor` still waiting.
+    fn withdraw(&mut self, visitor: &str) {
+        if let Some(line) = self.waiting.remove(visitor) {
+            self.len -= line.len();
+            self.turns.retain(|v| v != visitor);
+        }
+    }
+
     /// Each waiting game with the number of searches that will be taken before its own.
     fn positions(&self) -> HashMap<String, usize> {
         let mut positions = HashMap::with_capacity(self.len);
@@ -123,18 +188,97 @@ impl FairQueue {
     }
 }
 
+/// Game moves first, then analyses but for their share, each lane fair
+/// across visitors.
+#[derive(Default)]
+struct Lanes {
+    moves: FairQueue,
+    analyses: FairQueue,
+    /// Each visitor's latest analysis, queued or running.
+    analysing: HashMap<String, Arc<AtomicBool>>,
+    /// Analyses being searched.
+    searching_analyses: usize,
+    /// The last search taken was an analysis that went before game moves.
+    jumped: bool,
+}
+
+impl Lanes {
+    fn push(&mut self, job: Job, front: bool) {
+        match job.purpose {
+            Purpose::Move => self.moves.push(job, front),
+            Purpose::Analysis { .. } => self.analyses.push(job, front),
+        }
+    }
+
+    fn pop(&mut self) -> Option<Job> {
+        let due = self.searching_analyses == 0
+            && !self.jumped
+            && self
+                .analyses
+                .next_waited()
+                .is_some_and(|waited| waited >= ANALYSIS_AGING);
+        let job = match due.then(|| self.analyses.pop()).flatten() {
+            Some(analysis) => {
+                self.jumped = self.moves.len > 0;
+                Some(analysis)
+            }
+            None => match self.moves.pop() {
+                Some(mv) => {
+                    self.jumped = false;
+                    Some(mv)
+                }
+                None => self.analyses.pop(),
+            },
+        };
+        if let Some(Purpose::Analysis { .. }) = job.as_ref().map(|j| &j.purpose) {
+            self.searching_analyses += 1;
+        }
+        job
+    }
+
+    fn positions(&self) -> HashMap<String, usize> {
+        let mut positions = self.moves.positions();
+        for (board, ahead) in self.analyses.positions() {
+            positions.entry(board).or_insert(ahead + self.moves.len);
+        }
+        positions
+    }
+
+    /// Withdraws or stops the visitor's analysis.
+    fn supersede(&mut self, visitor: &str) {
+        self.analyses.withdraw(visitor);
+        if let Some(superseded) = self.analysing.remove(visitor) {
+            superseded.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// Forgets a finished analysis unless a newer one replaced it.
+    fn analysis_ended(&mut self, job: &Job) {
+        if let Purpose::Analysis { superseded, .. } = &job.purpose
+            && self
+                .analysing
+                .get(&job.visitor)
+                .is_some_and(|latest| Arc::ptr_eq(latest, superseded))
+        {
+            self.analysing.remove(&job.visitor);
+        }
+    }
+}
+
 /// What the pool does with a finished search.
 pub trait Outcome: Send + Sync + 'static {
-    /// Whether the game still waits for this search (not taken back, resigned...).
+    /// Whether the game or board still waits for this search (not taken back, resigned...).
     fn wanted(&self, job: &Job) -> bool;
-    /// The engine chose `mv`.
+    /// The engine chose `mv` for a game.
     fn played(&self, job: &Job, mv: &str);
+    /// The engine's last line of each MultiPV rank for an analysis.
+    fn analysed(&self, job: &Job, lines: Vec<Info>);
     /// The search failed on every engine it was tried on.
     fn failed(&self, job: &Job, why: &str);
 }
 
 struct Shared {
-    queue: Mutex<FairQueue>,
+    queue: Mutex<Lanes>,
     work: Condvar,
     stop: AtomicBool,
     running: AtomicUsize,
@@ -168,7 +312,7 @@ impl Pool {
         outcome: Arc<dyn Outcome>,
     ) -> Pool {
         let shared = Arc::new(Shared {
-            queue: Mutex::new(FairQueue::default()),
+            queue: Mutex::new(Lanes::default()),
             work: Condvar::new(),
             stop: AtomicBool::new(false),
             running: AtomicUsize::new(0),
@@ -196,13 +340,35 @@ impl Pool {
         }
     }
 
-    /// Queues a search, unless `capacity` searches already wait; returns
-    /// how many searches will be taken before it.
+    /// Queues a search for a move, unless `capacity` moves already wait;
+    /// returns how many searches will be taken before it.
     pub fn submit(&self, job: Job) -> Result<usize, QueueFull> {
-        if lock(&self.shared.queue).len >= self.capacity {
+        if self.full() {
             return Err(QueueFull);
         }
         Ok(self.resume(job))
+    }
+
+    /// Queues an analysis behind every game move, in place of the
+    /// visitor's previous one (withdrawn if it waits, stopped if it runs);
+    /// returns how many searches will be taken before it.
+    pub fn analyse(&self, job: Job) -> usize {
+        let game = job.game.clone();
+        let mut queue = lock(&self.shared.queue);
+        queue.supersede(&job.visitor);
+        if let Purpose::Analysis { superseded, .. } = &job.purpose {
+            queue
+                .analysing
+                .insert(job.visitor.clone(), Arc::clone(superseded));
+        }
+        queue.push(job, false);
+        self.shared.work.notify_one();
+        queue.positions().get(&game).copied().unwrap_or(0)
+    }
+
+    /// Withdraws or stops the visitor's analysis, if any.
+    pub fn stop_analysis(&self, visitor: &str) {
+        lock(&self.shared.queue).supersede(visitor);
     }
 
     /// Queues a search whatever the queue holds (searches resumed at
@@ -215,14 +381,16 @@ impl Pool {
         queue.positions().get(&game).copied().unwrap_or(0)
     }
 
-    /// Whether a new search would be refused now.
+    /// Whether a new search for a move would be refused now (analyses
+    /// are not counted: one at most waits for each visitor in memory).
     pub fn full(&self) -> bool {
-        lock(&self.shared.queue).len >= self.capacity
+        lock(&self.shared.queue).moves.len >= self.capacity
     }
 
-    /// Searches waiting.
-    pub fn queue_length(&self) -> usize {
-        lock(&self.shared.queue).len
+    /// Searches for moves waiting, and analyses waiting.
+    pub fn queue_lengths(&self) -> (usize, usize) {
+        let queue = lock(&self.shared.queue);
+        (queue.moves.len, queue.analyses.len)
     }
 
     /// Each waiting game's place in the queue (0: next).
@@ -252,12 +420,15 @@ impl Pool {
 fn work(spec: &EngineSpec, shared: &Shared, outcome: &dyn Outcome) {
     let timeouts = Timeouts::default();
     let mut engine: Option<EngineProcess> = None;
+    // The engine's MultiPV, set only when a search needs another.
+    let mut lines = 1;
     while !shared.stop.load(Ordering::SeqCst) {
         if engine.is_none() {
             match EngineProcess::start(spec, &timeouts, &shared.stop) {
                 Ok(started) => {
                     shared.running.fetch_add(1, Ordering::Relaxed);
                     engine = Some(started);
+                    lines = 1;
                 }
                 Err(error) => {
                     shared.metrics.error(ErrorKind::Engine);
@@ -268,24 +439,43 @@ fn work(spec: &EngineSpec, shared: &Shared, outcome: &dyn Outcome) {
             }
         }
         let Some(job) = next_job(shared) else { break };
+        let _searching = Searching {
+            shared,
+            analysis: matches!(job.purpose, Purpose::Analysis { .. }),
+        };
         if !outcome.wanted(&job) {
+            lock(&shared.queue).analysis_ended(&job);
             continue;
         }
-        shared.metrics.queue_wait.observe(job.queued.elapsed());
+        let waited = job.queued.elapsed();
+        match job.purpose {
+            Purpose::Move => shared.metrics.queue_wait.observe(waited),
+            Purpose::Analysis { .. } => shared.metrics.analysis_queue_wait.observe(waited),
+        }
         let Some(process) = engine.as_mut() else {
             continue;
         };
         shared.busy.fetch_add(1, Ordering::Relaxed);
         let started = Instant::now();
-        let result = search(process, &job, &shared.stop);
+        let result = set_lines(process, &mut lines, job.lines())
+            .and_then(|()| search(process, &job, &shared.stop));
         let spent = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
         shared
             .metrics
             .engine_busy_micros
             .fetch_add(spent, Ordering::Relaxed);
         shared.busy.fetch_sub(1, Ordering::Relaxed);
+        if result.is_ok() {
+            lock(&shared.queue).analysis_ended(&job);
+        }
         match result {
-            Ok(mv) => outcome.played(&job, &mv),
+            Ok(found) => match job.purpose {
+                Purpose::Move => outcome.played(&job, &found.best),
+                Purpose::Analysis { .. } => {
+                    shared.metrics.analyses.fetch_add(1, Ordering::Relaxed);
+                    outcome.analysed(&job, found.lines);
+                }
+            },
             // Shutting down: the search is found again from the database at the next start.
             Err(Failure::Aborted) => break,
             Err(failure) => {
@@ -300,6 +490,7 @@ fn work(spec: &EngineSpec, shared: &Shared, outcome: &dyn Outcome) {
                 let mut job = job;
                 job.attempts += 1;
                 if job.attempts >= ATTEMPTS {
+                    lock(&shared.queue).analysis_ended(&job);
                     outcome.failed(&job, "the engine failed on this position three times");
                 } else {
                     lock(&shared.queue).push(job, true);
@@ -310,6 +501,21 @@ fn work(spec: &EngineSpec, shared: &Shared, outcome: &dyn Outcome) {
     }
     if engine.take().is_some() {
         shared.running.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// A search taken from the queue, until its engine is done with it.
+struct Searching<'a> {
+    shared: &'a Shared,
+    analysis: bool,
+}
+
+impl Drop for Searching<'_> {
+    fn drop(&mut self) {
+        if self.analysis {
+            let mut queue = lock(&self.shared.queue);
+            queue.searching_analyses = queue.searching_analyses.saturating_sub(1);
+        }
     }
 }
 
@@ -330,30 +536,80 @@ fn next_job(shared: &Shared) -> Option<Job> {
     }
 }
 
-/// Runs one search to its `bestmove`; a stalled engine is stopped, then given up.
-fn search(engine: &mut EngineProcess, job: &Job, stop: &AtomicBool) -> Result<String, Failure> {
-    engine.send(&job.position)?;
-    engine.send(&job.go)?;
-    let mut best = None;
-    let mut hear = |line: &str| {
+/// Sets the engine's MultiPV to `wanted` unless it has it already.
+fn set_lines(engine: &mut EngineProcess, lines: &mut usize, wanted: usize) -> Result<(), Failure> {
+    if *lines != wanted {
+        engine.send(&format!("setoption name MultiPV value {wanted}"))?;
+        *lines = wanted;
+    }
+    Ok(())
+}
+
+/// What a search found: its move, and the last line of each MultiPV rank.
+struct Found {
+    best: String,
+    lines: Vec<Info>,
+}
+
+/// Hears a search's lines until `bestmove`, or until its analysis is superseded.
+struct Listener<'a> {
+    job: &'a Job,
+    best: Option<String>,
+    lines: Vec<Info>,
+    stopping: bool,
+}
+
+impl Listener<'_> {
+    fn hear(&mut self, line: &str) -> bool {
         let mut words = line.split_whitespace();
         if words.next() == Some("bestmove") {
-            best = Some(words.next().unwrap_or_default().to_string());
-            true
-        } else {
-            false
+            self.best = Some(words.next().unwrap_or_default().to_string());
+            return true;
         }
+        if let Some(info) = Info::parse(line).filter(|i| !i.pv.is_empty()) {
+            let rank = usize::try_from(info.multipv.max(1)).unwrap_or(1);
+            if rank <= self.job.lines() {
+                self.lines
+                    .retain(|l| l.multipv.max(1) != info.multipv.max(1));
+                self.lines.push(info);
+                self.lines.sort_by_key(|l| l.multipv);
+            }
+        }
+        !self.stopping && self.job.superseded()
+    }
+}
+
+/// Runs one search to its `bestmove`; a stalled engine or a superseded
+/// analysis is stopped, and a stopped engine that does not answer is given up.
+fn search(engine: &mut EngineProcess, job: &Job, stop: &AtomicBool) -> Result<Found, Failure> {
+    engine.send(&job.position)?;
+    engine.send(&job.go)?;
+    let mut listener = Listener {
+        job,
+        best: None,
+        lines: Vec::new(),
+        stopping: false,
     };
-    match engine.wait_for(job.budget + STOP_GRACE, stop, &mut hear) {
+    match engine.wait_for(job.budget + STOP_GRACE, stop, |l| listener.hear(l)) {
         Err(Failure::TimedOut) => {
+            listener.stopping = true;
             engine.send("stop")?;
-            engine.wait_for(STOP_GRACE, stop, &mut hear)?;
+            engine.wait_for(STOP_GRACE, stop, |l| listener.hear(l))?;
             // Its move still counts: the budget is the server's, not a rule of the game.
             log::warn!("a search for game {} overran its budget", job.game);
         }
+        Ok(()) if listener.best.is_none() => {
+            listener.stopping = true;
+            engine.send("stop")?;
+            engine.wait_for(STOP_GRACE, stop, |l| listener.hear(l))?;
+        }
         other => other?,
     }
-    best.ok_or(Failure::Crashed)
+    let best = listener.best.ok_or(Failure::Crashed)?;
+    Ok(Found {
+        best,
+        lines: listener.lines,
+    })
 }
 
 #[cfg(test)]
@@ -387,6 +643,33 @@ mod tests {
         let order: Vec<String> = std::iter::from_fn(|| queue.pop()).map(|j| j.game).collect();
         assert_eq!(order, ["a1", "b1", "c1", "a2", "a3"]);
         assert_eq!(queue.len, 0);
+    }
+
+    #[test]
+    fn an_analysis_waits_for_game_moves_but_for_its_share() {
+        let mut lanes = Lanes::default();
+        for game in ["m1", "m2", "m3"] {
+            lanes.push(job("a", game), false);
+        }
+        lanes.push(job("b", "fresh").analysis(3), false);
+        assert_eq!(lanes.pop().map(|j| j.game).as_deref(), Some("m1"));
+        let mut old = job("c", "old").analysis(1);
+        old.queued = Instant::now() - ANALYSIS_AGING;
+        lanes.push(old, false);
+        // The fresh analysis has its turn first and has not waited long enough.
+        assert_eq!(lanes.pop().map(|j| j.game).as_deref(), Some("m2"));
+        lanes.analyses.withdraw("b");
+        assert_eq!(lanes.pop().map(|j| j.game).as_deref(), Some("old"));
+        let mut older = job("d", "older").analysis(1);
+        older.queued = Instant::now() - ANALYSIS_AGING;
+        lanes.push(older, false);
+        // One analysis at a time goes before game moves, never two in a row.
+        assert_eq!(lanes.pop().map(|j| j.game).as_deref(), Some("m3"));
+        lanes.searching_analyses = 0;
+        lanes.push(job("a", "m4"), false);
+        assert_eq!(lanes.pop().map(|j| j.game).as_deref(), Some("older"));
+        assert_eq!(lanes.pop().map(|j| j.game).as_deref(), Some("m4"));
+        assert!(lanes.pop().is_none());
     }
 
     #[test]

@@ -1,16 +1,20 @@
-//! The visitors of `agon serve` and their games: what a visitor may do in
-//! public mode, each change stored before it is acknowledged, the engine's
-//! moves asked of the pool, and the state each visitor's page draws.
+//! The visitors of `agon serve`, their games and their analysis board:
+//! what a visitor may do in public mode, each game change stored before it
+//! is acknowledged, the engine's moves and analyses asked of the pool, the
+//! state each visitor's page draws, and how many visitors memory holds.
 
 use super::metrics::{ErrorKind, Metrics};
-use super::pool::{Job, Outcome, Pool};
+use super::pool::{Job, Outcome, Pool, Purpose};
 use super::store::{Ending, Store, StoredGame, now};
-use super::view::Surroundings;
-use crate::rules::{Color, Position, parse_fen, start_position, to_fen};
+use super::view::{Shown, Surroundings};
+use crate::rules::game::position_result;
+use crate::rules::{Color, GameResult, Position, parse_fen, start_position, to_fen};
+use crate::tools::gui::driver::Info;
 use crate::tools::gui::problem::{Code, Problem};
 use crate::tools::gui::session::record::{Finish, Ply, Record};
 use crate::tools::gui::session::{
-    Command, LEVEL_NODES, check_level, level_search, read_colour, read_start,
+    Command, LEVEL_NODES, REVIEW_NODES, Review, analysis_event, check_level, level_search,
+    read_colour, read_start,
 };
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -26,6 +30,12 @@ const LISTED: usize = 10;
 /// A visitor with no page open and nothing searched is dropped from memory
 /// (not from the database) after this long.
 const IDLE: Duration = Duration::from_secs(600);
+/// Nodes of one analysis search: the server's budget, whatever a request says.
+pub const ANALYSIS_NODES: u64 = 200_000;
+/// The most engine lines an analysis shows.
+pub const MAX_ANALYSIS_LINES: usize = 3;
+/// How long an analysis or review search may take before it is stopped.
+const ANALYSIS_BUDGET: Duration = Duration::from_secs(10);
 
 /// Why a request was refused, with the HTTP status it earns.
 #[derive(Debug, PartialEq)]
@@ -40,6 +50,8 @@ pub enum Refusal {
     Conflict(Problem),
     /// 503: the engine queue is full.
     Busy,
+    /// 503: every visitor slot in memory is busy.
+    Full,
     /// 500: the database failed.
     Internal(String),
 }
@@ -199,16 +211,11 @@ impl LiveGame {
     /// The search for the engine's move at the end of the game.
     fn job(&self) -> Job {
         let (go, budget) = level_search(self.level);
-        let mut position = format!("position fen {}", to_fen(&self.record.start));
-        if self.record.line_len() > 0 {
-            position.push_str(" moves ");
-            position.push_str(&self.moves().join(" "));
-        }
         Job::new(
             &self.visitor,
             &self.id,
             self.record.line_len(),
-            position,
+            self.record.position_line(self.record.line_len()),
             go,
             budget,
         )
@@ -232,13 +239,116 @@ impl LiveGame {
     }
 }
 
-/// One visitor: their games, newest first, and their pages' state channel.
+/// A visitor's analysis board: free moves for both sides from any
+/// position, the variation tree, engine lines and game review. It is kept
+/// in memory only: a scratch board, judged move by move by the rules core
+/// here, that a visitor can set up again; their games are what is stored.
+struct Board {
+    id: String,
+    record: Record,
+    analysing: bool,
+    lines: usize,
+    /// Searches asked for so far; numbers each one.
+    searches: usize,
+    /// The analysis search queued or running, 0 when none.
+    search: usize,
+    /// The position and number of lines of the last analysis asked for.
+    searched: (String, usize),
+    /// The lines it found, best first.
+    found: Vec<Info>,
+    queue_position: Option<usize>,
+    review: Option<Review>,
+}
+
+impl Board {
+    fn new(record: Record, lines: usize) -> Board {
+        Board {
+            id: new_id(),
+            record,
+            analysing: false,
+            lines,
+            searches: 0,
+            search: 0,
+            searched: (String::new(), 0),
+            found: Vec::new(),
+            queue_position: None,
+            review: None,
+        }
+    }
+
+    fn shown(&self) -> Position {
+        *self.record.game_at(self.record.cursor).position()
+    }
+
+    fn reviewing(&self) -> bool {
+        self.review.as_ref().is_some_and(|r| r.search != 0)
+    }
+
+    /// Plays `mv` at the position shown, for either side.
+    fn play(&mut self, mv: &str) -> Refused<()> {
+        let position = self.shown();
+        if position_result(&position) != GameResult::Ongoing {
+            return Err(Refusal::Bad(Problem::new(
+                Code::GameOverHere,
+                "the game is over at this position",
+            )));
+        }
+        self.record
+            .game_at(self.record.cursor)
+            .play_text(mv)
+            .map_err(|e| Refusal::Bad(Problem::bad_move(mv, &e)))?;
+        // A move off the end of the main line leaves how it ended behind.
+        if self.record.cursor < self.record.line_len() {
+            self.record.finish = None;
+        }
+        self.record.play_at(self.record.cursor, ply(mv));
+        self.record.cursor += 1;
+        Ok(())
+    }
+
+    /// Plays an engine line from the position shown, which must be `fen`.
+    fn play_line(&mut self, fen: &str, moves: &[String]) -> Refused<()> {
+        if fen != to_fen(&self.shown()) {
+            return Err(Refusal::Bad(Problem::new(
+                Code::LineOfAnotherPosition,
+                "that line is of another position",
+            )));
+        }
+        let mut game = self.record.game_at(self.record.cursor);
+        for mv in moves {
+            game.play_text(mv)
+                .map_err(|e| Refusal::Bad(Problem::bad_move(mv, &e)))?;
+        }
+        moves.iter().try_for_each(|mv| self.play(mv))
+    }
+
+    /// The page's `analysis` event, once something was asked for.
+    fn analysis_json(&self) -> Option<String> {
+        (!self.searched.0.is_empty())
+            .then(|| analysis_event(&self.searched.0, self.search != 0, &self.found).to_string())
+    }
+}
+
+/// What a visitor's pages are sent: the state, and the analysis board's lines.
+#[derive(Clone, Default)]
+pub struct Published {
+    /// The `state` event.
+    pub state: String,
+    /// The `analysis` event, on the analysis board.
+    pub analysis: Option<String>,
+}
+
+/// One visitor: their games, newest first, their analysis board when it is
+/// shown, and their pages' channel.
 struct Visitor {
     id: String,
     games: Vec<LiveGame>,
     current: usize,
+    board: Option<Board>,
+    /// The engine lines asked for last (the next board starts with them).
+    lines: usize,
     version: u64,
-    state: watch::Sender<String>,
+    state: watch::Sender<Published>,
     touched: Instant,
 }
 
@@ -270,8 +380,37 @@ impl Visitor {
 
     fn publish(&mut self) {
         self.version += 1;
-        let state = self.state_json().to_string();
-        self.state.send_replace(state);
+        let published = Published {
+            state: self.state_json().to_string(),
+            analysis: self.board.as_ref().and_then(Board::analysis_json),
+        };
+        self.state.send_replace(published);
+    }
+
+    /// Whether the visitor is in the middle of something: a page open, an
+    /// engine move or an analysis queued or running.
+    fn busy(&self) -> bool {
+        self.state.receiver_count() > 0
+            || self.games.iter().any(|g| g.waiting)
+            || self
+                .board
+                .as_ref()
+                .is_some_and(|b| b.search != 0 || b.reviewing())
+    }
+
+    fn record_shown(&self) -> &Record {
+        match &self.board {
+            Some(board) => &board.record,
+            None => &self.games[self.current].record,
+        }
+    }
+
+    /// The id of the game or board shown.
+    fn shown_id(&self) -> String {
+        match &self.board {
+            Some(board) => board.id.clone(),
+            None => self.games[self.current].id.clone(),
+        }
     }
 
     /// The state the page draws: the current game, in public mode.
@@ -295,18 +434,42 @@ impl Visitor {
             })
             .collect();
         let game = &self.games[self.current];
-        super::view::state(
-            &game.record,
-            Surroundings {
-                version: self.version,
-                game: game.id.clone(),
-                human: game.human,
-                level: game.level,
-                thinking: game.waiting,
-                queue_position: game.queue_position.filter(|_| game.waiting),
-                library,
-            },
-        )
+        let (record, around) = match &self.board {
+            Some(board) => {
+                let searching = board.search != 0 || board.reviewing();
+                (
+                    &board.record,
+                    Surroundings {
+                        version: self.version,
+                        game: board.id.clone(),
+                        level: game.level,
+                        queue_position: board.queue_position.filter(|_| searching),
+                        library,
+                        shown: Shown::Board {
+                            analysing: board.analysing,
+                            lines: board.lines,
+                            searching,
+                            review: board.review.as_ref().map_or(Value::Null, Review::view),
+                        },
+                    },
+                )
+            }
+            None => (
+                &game.record,
+                Surroundings {
+                    version: self.version,
+                    game: game.id.clone(),
+                    level: game.level,
+                    queue_position: game.queue_position.filter(|_| game.waiting),
+                    library,
+                    shown: Shown::Game {
+                        human: game.human,
+                        thinking: game.waiting,
+                    },
+                },
+            ),
+        };
+        super::view::state(record, around)
     }
 }
 
@@ -314,16 +477,36 @@ impl Visitor {
 pub struct Registry {
     store: Mutex<Store>,
     visitors: Mutex<HashMap<String, Arc<Mutex<Visitor>>>>,
+    /// The most visitors held in memory.
+    max_visitors: usize,
     pool: OnceLock<Pool>,
     metrics: Arc<Metrics>,
 }
 
+/// Whether a visitor in memory may be dropped now: nothing holds it but
+/// the registry (no request under way) and it is not busy.
+fn evictable(visitor: &Arc<Mutex<Visitor>>) -> bool {
+    Arc::strong_count(visitor) == 1 && visitor.try_lock().is_ok_and(|v| !v.busy())
+}
+
+/// Drops the least recently active visitor that may be dropped; false if none may.
+fn evict_one(visitors: &mut HashMap<String, Arc<Mutex<Visitor>>>) -> bool {
+    let oldest = visitors
+        .iter()
+        .filter(|(_, visitor)| evictable(visitor))
+        .filter_map(|(id, visitor)| Some((visitor.try_lock().ok()?.touched, id.clone())))
+        .min();
+    oldest.and_then(|(_, id)| visitors.remove(&id)).is_some()
+}
+
 impl Registry {
-    /// A registry on this database; [`Registry::attach`] gives it its engines.
-    pub fn new(store: Store, metrics: Arc<Metrics>) -> Arc<Registry> {
+    /// A registry on this database holding at most `max_visitors` visitors
+    /// in memory; [`Registry::attach`] gives it its engines.
+    pub fn new(store: Store, max_visitors: usize, metrics: Arc<Metrics>) -> Arc<Registry> {
         Arc::new(Registry {
             store: Mutex::new(store),
             visitors: Mutex::new(HashMap::new()),
+            max_visitors,
             pool: OnceLock::new(),
             metrics,
         })
@@ -338,7 +521,10 @@ impl Registry {
         let unfinished = lock(&self.store).unfinished()?;
         let mut resumed = 0;
         for stored in unfinished {
-            let visitor = self.visitor(&stored.visitor)?;
+            // Past the cap if it must: a game waiting for the engine keeps its visitor.
+            let visitor = self
+                .visitor(&stored.visitor, true)
+                .map_err(|why| format!("{why:?}"))?;
             let mut visitor = lock(&visitor);
             let index = match visitor.index_of(&stored.id) {
                 Some(index) => index,
@@ -388,20 +574,35 @@ impl Registry {
         )
     }
 
-    /// The visitor, read from the database if not in memory.
-    fn visitor(&self, id: &str) -> Result<Arc<Mutex<Visitor>>, String> {
+    /// The visitor, read from the database if not in memory. When memory
+    /// holds `max_visitors` already, the least recently active idle one is
+    /// dropped to make room, or (every one busy) the visitor is refused,
+    /// unless `beyond_cap`.
+    fn visitor(&self, id: &str, beyond_cap: bool) -> Refused<Arc<Mutex<Visitor>>> {
         if let Some(visitor) = lock(&self.visitors).get(id) {
             return Ok(Arc::clone(visitor));
         }
-        let games = lock(&self.store).games_of(id, LISTED)?;
+        let games = lock(&self.store)
+            .games_of(id, LISTED)
+            .map_err(Refusal::Internal)?;
         let mut visitors = lock(&self.visitors);
+        if !visitors.contains_key(id)
+            && visitors.len() >= self.max_visitors
+            && !evict_one(&mut visitors)
+            && !beyond_cap
+        {
+            self.metrics.error(ErrorKind::VisitorsFull);
+            return Err(Refusal::Full);
+        }
         let visitor = visitors.entry(id.to_string()).or_insert_with(|| {
             let mut visitor = Visitor {
                 id: id.to_string(),
                 games: games.into_iter().map(LiveGame::loaded).collect(),
                 current: 0,
+                board: None,
+                lines: 1,
                 version: 0,
-                state: watch::Sender::new(String::new()),
+                state: watch::Sender::new(Published::default()),
                 touched: Instant::now(),
             };
             visitor.publish();
@@ -417,7 +618,7 @@ impl Registry {
         changes: bool,
         act: impl FnOnce(&mut Visitor) -> Refused<T>,
     ) -> Refused<T> {
-        let visitor = self.visitor(id).map_err(Refusal::Internal)?;
+        let visitor = self.visitor(id, false)?;
         let mut visitor = lock(&visitor);
         visitor.touched = Instant::now();
         visitor.ensure_current();
@@ -443,20 +644,20 @@ impl Registry {
     }
 
     /// The visitor's state channel for `/api/events`.
-    pub fn subscribe(&self, visitor: &str) -> Refused<watch::Receiver<String>> {
+    pub fn subscribe(&self, visitor: &str) -> Refused<watch::Receiver<Published>> {
         self.with_visitor(visitor, false, |v| Ok(v.state.subscribe()))
     }
 
-    /// The current game's record as PGN.
+    /// The record shown (the current game's, or the analysis board's) as PGN.
     pub fn pgn(&self, visitor: &str) -> Refused<String> {
-        self.with_visitor(visitor, false, |v| Ok(v.games[v.current].record.pgn("-")))
+        self.with_visitor(visitor, false, |v| Ok(v.record_shown().pgn("-")))
     }
 
     /// The board after `moves` from the position shown.
     pub fn preview(&self, visitor: &str, moves: &[String]) -> Refused<Value> {
         self.with_visitor(visitor, false, |v| {
             Ok(crate::tools::gui::session::view::preview(
-                &v.games[v.current].record,
+                v.record_shown(),
                 moves,
             ))
         })
@@ -468,11 +669,166 @@ impl Registry {
         self.with_visitor(visitor, true, |v| {
             if let Some(game) = game {
                 v.current = v.index_of(game).ok_or(Refusal::NotFound)?;
+                self.leave_board(v);
             }
-            let outcome = self.carry_out(v, command);
+            let outcome = if v.board.is_some() {
+                self.on_board(v, command)
+            } else {
+                self.carry_out(v, command)
+            };
             v.ensure_current();
-            outcome.map(|()| v.games[v.current].id.clone())
+            outcome.map(|()| v.shown_id())
         })
+    }
+
+    /// Back from the analysis board to the games; its search is withdrawn.
+    fn leave_board(&self, v: &mut Visitor) {
+        if v.board.take().is_some() {
+            self.pool().stop_analysis(&v.id);
+        }
+    }
+
+    /// Opens the analysis board on `record` (engine lines on or off).
+    fn open_board(&self, v: &mut Visitor, record: Record, analysing: bool) -> Refused<()> {
+        let mut board = Board::new(record, v.lines);
+        board.analysing = analysing;
+        self.ask_analysis(&v.id, &mut board);
+        v.board = Some(board);
+        Ok(())
+    }
+
+    /// The analysis board on the game shown, at the position shown.
+    fn board_of_game(v: &Visitor) -> Record {
+        v.games[v.current].record.clone()
+    }
+
+    /// Carries out a command on the analysis board.
+    fn on_board(&self, v: &mut Visitor, command: Command) -> Refused<()> {
+        let visitor = v.id.clone();
+        let Some(board) = v.board.as_mut() else {
+            return Err(Refusal::Bad(Problem::new(
+                Code::NoAnalysisBoard,
+                "no analysis board",
+            )));
+        };
+        let sideline = |outcome: Result<(), Problem>| outcome.map_err(Refusal::Bad);
+        match command {
+            Command::Move { mv } => board.play(&mv)?,
+            Command::View { ply } => {
+                if ply > board.record.line_len() {
+                    let plies = board.record.line_len();
+                    return Err(Refusal::Bad(
+                        Problem::new(Code::NoPly, format!("no ply {ply}: the line has {plies}"))
+                            .with("ply", ply)
+                            .with("plies", plies),
+                    ));
+                }
+                board.record.cursor = ply;
+            }
+            Command::Line { fen, moves } => board.play_line(&fen, &moves)?,
+            Command::Choose { node } => sideline(board.record.choose(node))?,
+            Command::Promote { node } => sideline(board.record.promote(node))?,
+            Command::Delete { node } => sideline(board.record.delete(node))?,
+            Command::Analysis { on } => board.analysing = on,
+            Command::Multipv { lines } => {
+                board.lines = capped_lines(lines)?;
+                v.lines = board.lines;
+            }
+            Command::Review => return self.start_review(&visitor, board),
+            Command::Analyse { fen: Some(fen) } => {
+                let start = read_start(Some(&fen)).map_err(Refusal::Bad)?;
+                let analysing = board.analysing;
+                self.leave_board(v);
+                return self.open_board(v, set_up(start), analysing);
+            }
+            Command::Analyse { fen: None } => {}
+            Command::NewGame { .. } | Command::OpenGame { .. } => {
+                self.leave_board(v);
+                return self.carry_out(v, command);
+            }
+            Command::Takeback | Command::Resign => {
+                return Err(Refusal::Bad(Problem::new(
+                    Code::NoGameOnBoard,
+                    "no game in progress on the analysis board",
+                )));
+            }
+            other => return Err(not_here(&other)),
+        }
+        self.ask_analysis(&visitor, board);
+        Ok(())
+    }
+
+    /// Queues the analysis of the position shown if the lines asked for
+    /// are not there yet, or withdraws it when analysis is off.
+    fn ask_analysis(&self, visitor: &str, board: &mut Board) {
+        if board.reviewing() {
+            return;
+        }
+        if !board.analysing {
+            if board.search != 0 {
+                // Withdrawn unfinished: asked for again when analysis is back on.
+                self.pool().stop_analysis(visitor);
+                board.search = 0;
+                board.searched = (String::new(), 0);
+            }
+            return;
+        }
+        let position = board.shown();
+        let wanted = (to_fen(&position), board.lines);
+        if board.searched == wanted {
+            return;
+        }
+        board.searched = wanted;
+        board.found.clear();
+        if position_result(&position) != GameResult::Ongoing {
+            self.pool().stop_analysis(visitor);
+            board.search = 0;
+            return;
+        }
+        board.searches += 1;
+        board.search = board.searches;
+        let job = Job::new(
+            visitor,
+            &board.id,
+            board.search,
+            board.record.position_line(board.record.cursor),
+            format!("go nodes {ANALYSIS_NODES}"),
+            ANALYSIS_BUDGET,
+        )
+        .analysis(board.lines);
+        board.queue_position = Some(self.pool().analyse(job));
+    }
+
+    /// Starts reviewing the line shown of the board (engine lines off).
+    fn start_review(&self, visitor: &str, board: &mut Board) -> Refused<()> {
+        board.review = Some(Review::of(&board.record).map_err(Refusal::Bad)?);
+        board.analysing = false;
+        board.search = 0;
+        self.review_next(visitor, board);
+        Ok(())
+    }
+
+    /// Queues the search of the review's next position, if any is left.
+    fn review_next(&self, visitor: &str, board: &mut Board) {
+        let Some(review) = board.review.as_mut() else {
+            return;
+        };
+        let Some(position) = review.next_position() else {
+            board.queue_position = None;
+            return;
+        };
+        board.searches += 1;
+        review.search = search_number(board.searches);
+        let job = Job::new(
+            visitor,
+            &board.id,
+            board.searches,
+            position,
+            format!("go nodes {REVIEW_NODES}"),
+            ANALYSIS_BUDGET,
+        )
+        .analysis(1);
+        board.queue_position = Some(self.pool().analyse(job));
     }
 
     fn carry_out(&self, v: &mut Visitor, command: Command) -> Refused<()> {
@@ -543,13 +899,42 @@ impl Registry {
                 v.current = index;
                 Ok(())
             }
-            other => {
-                let name = command_name(&other);
-                Err(Refusal::Forbidden(
-                    Problem::new(Code::PrivateCommand, format!("not on this server: {name}"))
-                        .with("command", name),
-                ))
+            Command::Analyse { fen: Some(fen) } => {
+                let start = read_start(Some(&fen)).map_err(Refusal::Bad)?;
+                self.open_board(v, set_up(start), false)
             }
+            Command::Analyse { fen: None } => {
+                let record = Self::board_of_game(v);
+                self.open_board(v, record, false)
+            }
+            Command::Analysis { on } => {
+                if !on {
+                    return Ok(());
+                }
+                let record = Self::board_of_game(v);
+                self.open_board(v, record, true)
+            }
+            Command::Review => {
+                let record = Self::board_of_game(v);
+                self.open_board(v, record, false)?;
+                let visitor = v.id.clone();
+                match v.board.as_mut() {
+                    Some(board) => self.start_review(&visitor, board),
+                    None => Ok(()),
+                }
+            }
+            Command::Multipv { lines } => {
+                v.lines = capped_lines(lines)?;
+                Ok(())
+            }
+            Command::Line { .. }
+            | Command::Choose { .. }
+            | Command::Promote { .. }
+            | Command::Delete { .. } => Err(Refusal::Bad(Problem::new(
+                Code::SidelinesInAnalysis,
+                "sidelines are for the analysis board (Free moves)",
+            ))),
+            other => Err(not_here(&other)),
         }
     }
 
@@ -688,17 +1073,27 @@ impl Registry {
         Ok(())
     }
 
-    /// Pushes the queue positions to the pages of games that wait (called on a timer).
+    /// Pushes the queue positions to the pages of games and boards that
+    /// wait (called on a timer).
     pub fn refresh_queue_positions(&self) {
         let positions = self.pool().positions();
         let visitors: Vec<_> = lock(&self.visitors).values().cloned().collect();
         for visitor in visitors {
             let mut visitor = lock(&visitor);
             let mut changed = false;
-            for game in visitor.games.iter_mut().filter(|g| g.waiting) {
-                let position = positions.get(&game.id).copied();
-                if position != game.queue_position {
-                    game.queue_position = position;
+            let Visitor { board, games, .. } = &mut *visitor;
+            let board = board
+                .as_mut()
+                .filter(|b| b.search != 0 || b.reviewing())
+                .map(|b| (&b.id, &mut b.queue_position));
+            let games = games
+                .iter_mut()
+                .filter(|g| g.waiting)
+                .map(|g| (&g.id, &mut g.queue_position));
+            for (id, shown) in games.chain(board) {
+                let position = positions.get(id).copied();
+                if position != *shown {
+                    *shown = position;
                     changed = true;
                 }
             }
@@ -708,14 +1103,10 @@ impl Registry {
         }
     }
 
-    /// Drops from memory the visitors with no page open and nothing waiting.
+    /// Drops from memory the visitors idle for [`IDLE`].
     pub fn forget_idle(&self) {
-        lock(&self.visitors).retain(|_, visitor| {
-            let visitor = lock(visitor);
-            visitor.state.receiver_count() > 0
-                || visitor.touched.elapsed() < IDLE
-                || visitor.games.iter().any(|g| g.waiting)
-        });
+        lock(&self.visitors)
+            .retain(|_, visitor| !evictable(visitor) || lock(visitor).touched.elapsed() < IDLE);
     }
 
     /// Visitors in memory.
@@ -723,9 +1114,41 @@ impl Registry {
         lock(&self.visitors).len()
     }
 
+    /// The most visitors held in memory.
+    pub fn max_visitors(&self) -> usize {
+        self.max_visitors
+    }
+
+    /// The visitor `job` searches for, if still in memory (a visitor
+    /// waiting for a search is never dropped).
+    fn in_memory(&self, job: &Job) -> Option<Arc<Mutex<Visitor>>> {
+        lock(&self.visitors).get(&job.visitor).cloned()
+    }
+
+    /// Runs `act` on the board `job` searches for, if it still waits for it.
+    fn with_waiting_board(&self, job: &Job, act: impl FnOnce(&Registry, &mut Board)) -> bool {
+        let Some(visitor) = self.in_memory(job) else {
+            return false;
+        };
+        let mut visitor = lock(&visitor);
+        let Some(board) = visitor.board.as_mut().filter(|b| b.id == job.game) else {
+            return false;
+        };
+        let reviewed = board
+            .review
+            .as_ref()
+            .is_some_and(|r| r.search == search_number(job.ply));
+        if !(reviewed || board.search == job.ply) {
+            return false;
+        }
+        act(self, board);
+        visitor.publish();
+        true
+    }
+
     /// Runs `act` on the game `job` searches for, if it still waits for it.
     fn with_waiting_game(&self, job: &Job, act: impl FnOnce(&Registry, &mut LiveGame)) -> bool {
-        let Ok(visitor) = self.visitor(&job.visitor) else {
+        let Some(visitor) = self.in_memory(job) else {
             return false;
         };
         let mut visitor = lock(&visitor);
@@ -742,6 +1165,39 @@ impl Registry {
     }
 }
 
+/// The refusal of a command visitors may not use.
+fn not_here(command: &Command) -> Refusal {
+    let name = command_name(command);
+    Refusal::Forbidden(
+        Problem::new(Code::PrivateCommand, format!("not on this server: {name}"))
+            .with("command", name),
+    )
+}
+
+/// The engine lines asked for, at most [`MAX_ANALYSIS_LINES`].
+fn capped_lines(lines: usize) -> Refused<usize> {
+    if lines == 0 {
+        return Err(Refusal::Bad(
+            Problem::new(
+                Code::MultipvRange,
+                format!("MultiPV {lines}: at least one line"),
+            )
+            .with("lines", lines),
+        ));
+    }
+    Ok(lines.min(MAX_ANALYSIS_LINES))
+}
+
+/// A board's search number as a review numbers its searches.
+fn search_number(search: usize) -> u64 {
+    u64::try_from(search).unwrap_or(u64::MAX)
+}
+
+/// An analysis board's record set up at `start`.
+fn set_up(start: Position) -> Record {
+    Record::new(start, ["?".into(), "?".into()])
+}
+
 fn command_name(command: &Command) -> String {
     let debug = format!("{command:?}");
     debug
@@ -754,7 +1210,28 @@ fn command_name(command: &Command) -> String {
 impl Outcome for Registry {
     fn wanted(&self, job: &Job) -> bool {
         // Taken by an engine: the page stops showing a queue position.
-        self.with_waiting_game(job, |_, game| game.queue_position = None)
+        match job.purpose {
+            Purpose::Move => self.with_waiting_game(job, |_, game| game.queue_position = None),
+            Purpose::Analysis { .. } => {
+                self.with_waiting_board(job, |_, board| board.queue_position = None)
+            }
+        }
+    }
+
+    fn analysed(&self, job: &Job, lines: Vec<Info>) {
+        self.with_waiting_board(job, |registry, board| match board.review.as_mut() {
+            Some(review) if review.search == search_number(job.ply) => {
+                if let Some(best) = lines.into_iter().next() {
+                    review.hear(best);
+                }
+                review.searched();
+                registry.review_next(&job.visitor, board);
+            }
+            _ => {
+                board.found = lines;
+                board.search = 0;
+            }
+        });
     }
 
     fn played(&self, job: &Job, mv: &str) {
@@ -794,6 +1271,16 @@ impl Outcome for Registry {
     }
 
     fn failed(&self, job: &Job, why: &str) {
+        if let Purpose::Analysis { .. } = job.purpose {
+            self.with_waiting_board(job, |_, board| {
+                board.search = 0;
+                board.searched = (String::new(), 0);
+                if let Some(review) = board.review.as_mut() {
+                    review.search = 0;
+                }
+            });
+            return;
+        }
         self.with_waiting_game(job, |registry, game| {
             let human = game.human;
             let finish = win_for(human, "crash", format!("{} wins: {why}", human.name()));

@@ -42,7 +42,7 @@ impl Session {
         let search = Search {
             id,
             purpose: Purpose::Analysis,
-            position: self.position_line(self.record.cursor),
+            position: self.record.position_line(self.record.cursor),
             go: "go infinite".into(),
             budget: None,
         };
@@ -61,32 +61,35 @@ impl Session {
             return;
         }
         self.analysis.dirty = false;
-        let side = parse_fen(&self.analysis.fen).map_or(Color::White, |p| p.side_to_move());
-        let lines: Vec<Value> = self
-            .analysis
-            .lines
-            .iter()
-            .filter(|line| !line.pv.is_empty())
-            .map(|line| {
-                json!({
-                    "multipv": line.multipv,
-                    "depth": line.depth,
-                    "seldepth": line.seldepth,
-                    "score": WhiteScore::from_mover(side, line.cp, line.mate),
-                    "bound": line.bound,
-                    "nodes": line.nodes,
-                    "nps": line.nps,
-                    "time": line.time,
-                    "pv": line.pv,
-                })
-            })
-            .collect();
-        let event = json!({
-            "fen": self.analysis.fen,
-            "pov": "white",
-            "running": self.analysis.search != 0,
-            "lines": lines,
-        });
+        let event = analysis_event(
+            &self.analysis.fen,
+            self.analysis.search != 0,
+            &self.analysis.lines,
+        );
         (self.publish)("analysis", event.to_string());
     }
+}
+
+/// The page's `analysis` event: the lines of the position `fen`, scores
+/// from White's side.
+pub fn analysis_event(fen: &str, running: bool, lines: &[Info]) -> Value {
+    let side = parse_fen(fen).map_or(Color::White, |p| p.side_to_move());
+    let lines: Vec<Value> = lines
+        .iter()
+        .filter(|line| !line.pv.is_empty())
+        .map(|line| {
+            json!({
+                "multipv": line.multipv,
+                "depth": line.depth,
+                "seldepth": line.seldepth,
+                "score": WhiteScore::from_mover(side, line.cp, line.mate),
+                "bound": line.bound,
+                "nodes": line.nodes,
+                "nps": line.nps,
+                "time": line.time,
+                "pv": line.pv,
+            })
+        })
+        .collect();
+    json!({ "fen": fen, "pov": "white", "running": running, "lines": lines })
 }

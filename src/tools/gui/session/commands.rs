@@ -243,7 +243,7 @@ impl Session {
                 let search = Search {
                     id,
                     purpose: Purpose::Hint,
-                    position: self.position_line(self.record.line_len()),
+                    position: self.record.position_line(self.record.line_len()),
                     go: format!("go movetime {FULL_STRENGTH_MOVETIME_MS}"),
                     budget: Some(Duration::from_millis(FULL_STRENGTH_MOVETIME_MS)),
                 };

@@ -15,11 +15,13 @@ use super::driver::{EngineHandle, Info, Purpose, Request, Search, Status};
 use super::pgn::{ReadGame, WhiteScore};
 use super::problem::{Code, Problem};
 use crate::rules::game::position_result;
-use crate::rules::{Color, GameResult, Position, parse_fen, start_position, to_fen};
+use crate::rules::{Color, GameResult, Position, parse_fen, start_position};
 use analysis::Analysis;
+pub use analysis::analysis_event;
 use clocks::Clocks;
 pub use commands::Command;
 use record::{Finish, Ply, Record};
+pub use review::{REVIEW_NODES, Review};
 pub(crate) use seats::ROLES;
 use seats::Seat;
 pub use seats::{EngineChoice, Role};
@@ -78,7 +80,7 @@ pub struct Session {
     analysing: bool,
     multipv: usize,
     analysis: Analysis,
-    review: Option<review::Review>,
+    review: Option<Review>,
     library: Vec<ReadGame>,
     notice: Option<Problem>,
     version: u64,
@@ -162,18 +164,6 @@ impl Session {
             .collect()
     }
 
-    fn position_line(&self, plies: usize) -> String {
-        let mut line = format!("position fen {}", to_fen(&self.record.start));
-        if plies > 0 {
-            line.push_str(" moves");
-            for ply in self.record.plies().take(plies) {
-                line.push(' ');
-                line.push_str(&ply.mv);
-            }
-        }
-        line
-    }
-
     fn new_search_id(&mut self) -> u64 {
         self.next_search += 1;
         self.next_search
@@ -207,7 +197,7 @@ impl Session {
             let search = Search {
                 id,
                 purpose: Purpose::Move,
-                position: self.position_line(self.record.line_len()),
+                position: self.record.position_line(self.record.line_len()),
                 go,
                 budget,
             };

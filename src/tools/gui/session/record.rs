@@ -361,6 +361,20 @@ impl Record {
         game
     }
 
+    /// The protocol's `position` line after the first `plies` moves of the
+    /// line shown (the moves, not only the position, for repetitions).
+    pub fn position_line(&self, plies: usize) -> String {
+        let mut line = format!("position fen {}", to_fen(&self.start));
+        if plies > 0 {
+            line.push_str(" moves");
+            for ply in self.plies().take(plies) {
+                line.push(' ');
+                line.push_str(&ply.mv);
+            }
+        }
+        line
+    }
+
     /// The game at the end of the line shown.
     pub fn game(&self) -> Game {
         self.game_at(self.line_len())

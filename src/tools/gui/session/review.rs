@@ -2,6 +2,7 @@
 //! after another with a fixed number of nodes, and each move is marked by
 //! the winning chances it lost for the side that played it.
 
+use super::record::Record;
 use super::{Role, Session};
 use crate::rules::game::position_result;
 use crate::rules::{Color, GameResult, to_fen};
@@ -12,7 +13,7 @@ use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 
 /// Nodes searched for each position of a review.
-pub(super) const REVIEW_NODES: u64 = 20_000;
+pub const REVIEW_NODES: u64 = 20_000;
 
 /// Winning chances lost (0 to 1) from which a move is marked, worst first.
 /// Chances are the logistic of the score, `1 / (1 + e^(-cp/250))`, the
@@ -20,9 +21,9 @@ pub(super) const REVIEW_NODES: u64 = 20_000;
 const MARKS: [(f64, &str); 3] = [(0.15, "blunder"), (0.10, "mistake"), (0.05, "inaccuracy")];
 
 /// A review under way or done.
-pub(super) struct Review {
-    /// The search running, 0 when none.
-    search: u64,
+pub struct Review {
+    /// The search running, 0 when none (numbered by whoever runs it).
+    pub search: u64,
     /// `position ...` lines of every position reviewed, the start first.
     positions: Vec<String>,
     fens: Vec<String>,
@@ -54,27 +55,22 @@ fn chances(score: Option<WhiteScore>, side: Color) -> Option<f64> {
     })
 }
 
-impl Session {
-    /// Starts reviewing the line shown (stopping the analysis).
-    pub(super) fn start_review(&mut self) -> Result<(), Problem> {
-        if self.record.line_len() == 0 {
+impl Review {
+    /// A review of the line shown of `record`, nothing searched yet.
+    pub fn of(record: &Record) -> Result<Review, Problem> {
+        if record.line_len() == 0 {
             return Err(Problem::new(Code::NothingToReview, "no move to review"));
-        }
-        self.analysing = false;
-        if self.analysis.search != 0 {
-            self.stop(Role::Analyst);
-            self.analysis.search = 0;
         }
         let mut positions = Vec::new();
         let mut fens = Vec::new();
         let mut movers = Vec::new();
-        for plies in 0..=self.record.line_len() {
-            let game = self.record.game_at(plies);
-            positions.push(self.position_line(plies));
+        for plies in 0..=record.line_len() {
+            let game = record.game_at(plies);
+            positions.push(record.position_line(plies));
             fens.push(to_fen(game.position()));
             movers.push(game.position().side_to_move());
         }
-        self.review = Some(Review {
+        Ok(Review {
             search: 0,
             positions,
             fens,
@@ -83,42 +79,24 @@ impl Session {
             last: None,
             started: Instant::now(),
             took: None,
-        });
-        self.review_next();
-        Ok(())
+        })
     }
 
-    /// Scores the finished positions from the board and searches the next
-    /// one, or ends the review.
-    fn review_next(&mut self) {
-        let id = self.new_search_id();
-        let Some(review) = &mut self.review else {
-            return;
-        };
-        while review.scores.len() < review.fens.len() {
-            let index = review.scores.len();
-            let Ok(position) = crate::rules::parse_fen(&review.fens[index]) else {
-                review.scores.push(None);
+    /// Scores the positions the board decides up to the next one to search
+    /// and returns that one's `position` line, or ends the review (`None`).
+    pub fn next_position(&mut self) -> Option<String> {
+        self.last = None;
+        while self.scores.len() < self.fens.len() {
+            let index = self.scores.len();
+            let Ok(position) = crate::rules::parse_fen(&self.fens[index]) else {
+                self.scores.push(None);
                 continue;
             };
             match position_result(&position) {
-                GameResult::Ongoing => {
-                    review.search = id;
-                    review.last = None;
-                    let search = Search {
-                        id,
-                        purpose: Purpose::Review,
-                        position: review.positions[index].clone(),
-                        go: format!("go nodes {REVIEW_NODES}"),
-                        budget: Some(Duration::from_secs(30)),
-                    };
-                    self.send(Role::Analyst, Request::Search(search));
-                    return;
-                }
-                GameResult::Draw => review.scores.push(Some(WhiteScore::Cp(0))),
+                GameResult::Ongoing => return Some(self.positions[index].clone()),
+                GameResult::Draw => self.scores.push(Some(WhiteScore::Cp(0))),
                 GameResult::Win { winner, .. } => {
-                    review
-                        .scores
+                    self.scores
                         .push(Some(WhiteScore::Mate(if winner == Color::White {
                             1
                         } else {
@@ -127,8 +105,99 @@ impl Session {
                 }
             }
         }
-        review.search = 0;
-        review.took = Some(review.started.elapsed());
+        self.search = 0;
+        self.took = Some(self.started.elapsed());
+        None
+    }
+
+    /// A line of the search running.
+    pub fn hear(&mut self, info: Info) {
+        if info.multipv <= 1 {
+            self.last = Some(info);
+        }
+    }
+
+    /// The search running ended: its position is scored from its last line.
+    pub fn searched(&mut self) {
+        let index = self.scores.len();
+        let Some(&mover) = self.movers.get(index) else {
+            return;
+        };
+        let score = self
+            .last
+            .take()
+            .and_then(|i| WhiteScore::from_mover(mover, i.cp, i.mate));
+        self.scores.push(score);
+    }
+
+    /// The review for the page: progress, the scores, and the marked moves.
+    pub fn view(&self) -> Value {
+        let mut marks = Vec::new();
+        for ply in 1..self.scores.len() {
+            let mover = self.movers[ply - 1];
+            let (Some(before), Some(after)) = (
+                chances(self.scores[ply - 1], mover),
+                chances(self.scores[ply], mover),
+            ) else {
+                continue;
+            };
+            let lost = before - after;
+            if let Some((_, kind)) = MARKS.iter().find(|(threshold, _)| lost >= *threshold) {
+                marks.push(json!({
+                    "ply": ply, "kind": kind, "lost": (lost * 1000.0).round() / 1000.0,
+                    "fen": self.fens[ply],
+                }));
+            }
+        }
+        let scores: Vec<Value> = self
+            .fens
+            .iter()
+            .zip(&self.scores)
+            .map(|(fen, score)| json!([fen, score]))
+            .collect();
+        json!({
+            "total": self.fens.len(),
+            "done": self.scores.len(),
+            "running": self.search != 0,
+            "ms": self.took.and_then(|t| u64::try_from(t.as_millis()).ok()),
+            "nodes": REVIEW_NODES,
+            "scores": scores,
+            "marks": marks,
+        })
+    }
+}
+
+impl Session {
+    /// Starts reviewing the line shown (stopping the analysis).
+    pub(super) fn start_review(&mut self) -> Result<(), Problem> {
+        let review = Review::of(&self.record)?;
+        self.analysing = false;
+        if self.analysis.search != 0 {
+            self.stop(Role::Analyst);
+            self.analysis.search = 0;
+        }
+        self.review = Some(review);
+        self.review_next();
+        Ok(())
+    }
+
+    /// Searches the next position of the review, if any is left.
+    fn review_next(&mut self) {
+        let id = self.new_search_id();
+        let Some(review) = &mut self.review else {
+            return;
+        };
+        if let Some(position) = review.next_position() {
+            review.search = id;
+            let search = Search {
+                id,
+                purpose: Purpose::Review,
+                position,
+                go: format!("go nodes {REVIEW_NODES}"),
+                budget: Some(Duration::from_secs(30)),
+            };
+            self.send(Role::Analyst, Request::Search(search));
+        }
     }
 
     /// An engine's report on a review search.
@@ -140,19 +209,9 @@ impl Session {
             return;
         }
         match info {
-            Some(info) => {
-                if info.multipv <= 1 {
-                    review.last = Some(info);
-                }
-            }
+            Some(info) => review.hear(info),
             None => {
-                let index = review.scores.len();
-                let mover = review.movers[index];
-                let score = review
-                    .last
-                    .take()
-                    .and_then(|i| WhiteScore::from_mover(mover, i.cp, i.mate));
-                review.scores.push(score);
+                review.searched();
                 self.review_next();
             }
         }
@@ -170,42 +229,8 @@ impl Session {
         self.review.as_ref().is_some_and(|r| r.search != 0)
     }
 
-    /// The review for the page: progress, the scores, and the marked moves.
+    /// The review for the page, if there is one.
     pub(super) fn review_view(&self) -> Value {
-        let Some(review) = &self.review else {
-            return Value::Null;
-        };
-        let mut marks = Vec::new();
-        for ply in 1..review.scores.len() {
-            let mover = review.movers[ply - 1];
-            let (Some(before), Some(after)) = (
-                chances(review.scores[ply - 1], mover),
-                chances(review.scores[ply], mover),
-            ) else {
-                continue;
-            };
-            let lost = before - after;
-            if let Some((_, kind)) = MARKS.iter().find(|(threshold, _)| lost >= *threshold) {
-                marks.push(json!({
-                    "ply": ply, "kind": kind, "lost": (lost * 1000.0).round() / 1000.0,
-                    "fen": review.fens[ply],
-                }));
-            }
-        }
-        let scores: Vec<Value> = review
-            .fens
-            .iter()
-            .zip(&review.scores)
-            .map(|(fen, score)| json!([fen, score]))
-            .collect();
-        json!({
-            "total": review.fens.len(),
-            "done": review.scores.len(),
-            "running": review.search != 0,
-            "ms": review.took.and_then(|t| u64::try_from(t.as_millis()).ok()),
-            "nodes": REVIEW_NODES,
-            "scores": scores,
-            "marks": marks,
-        })
+        self.review.as_ref().map_or(Value::Null, Review::view)
     }
 }
