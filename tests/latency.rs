@@ -468,9 +468,9 @@ fn describe(sample: &Sample) {
 }
 
 /// Late answers not explained by waiting for a processor are allowed in
-/// one answer in this many: the controller can still be held up behind a
-/// search thread that waits for a processor while it writes an `info` line
-/// (about 7 answers in 10,000 at `go movetime 50` under load).
+/// one answer in this many: a thread can still lose its processor between
+/// reading the clock and queueing its answer (none in 10,000 at `go
+/// movetime 50` since the output thread took over the writing; 7 before).
 const UNEXPLAINED_TOLERANCE: usize = 500;
 
 fn assert_within_tolerance(samples: &[Sample], late: &[Sample]) {
