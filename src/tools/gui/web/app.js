@@ -777,12 +777,19 @@ function cursorNow() {
   return navTarget !== null ? navTarget : state.cursor;
 }
 
+// Each view is sent once the one before it has been answered: requests sent
+// at once may reach the server in another order and leave it on the ply of
+// an earlier key press.
+let viewsSent = Promise.resolve();
+
 function view(ply) {
   if (!state) return;
   const target = Math.max(0, Math.min(state.moves.length, ply));
   if (target === cursorNow()) return;
   navTarget = target === state.cursor ? null : target;
-  command({ cmd: "view", ply: target }).then((ok) => { if (!ok) navTarget = null; });
+  viewsSent = viewsSent
+    .then(() => command({ cmd: "view", ply: target }))
+    .then((ok) => { if (!ok) navTarget = null; });
 }
 
 function savePreferences() {
