@@ -714,17 +714,7 @@ impl Registry {
         let sideline = |outcome: Result<(), Problem>| outcome.map_err(Refusal::Bad);
         match command {
             Command::Move { mv } => board.play(&mv)?,
-            Command::View { ply } => {
-                if ply > board.record.line_len() {
-                    let plies = board.record.line_len();
-                    return Err(Refusal::Bad(
-                        Problem::new(Code::NoPly, format!("no ply {ply}: the line has {plies}"))
-                            .with("ply", ply)
-                            .with("plies", plies),
-                    ));
-                }
-                board.record.cursor = ply;
-            }
+            Command::View { ply } => board.record.view(ply).map_err(Refusal::Bad)?,
             Command::Line { fen, moves } => board.play_line(&fen, &moves)?,
             Command::Choose { node } => sideline(board.record.choose(node))?,
             Command::Promote { node } => sideline(board.record.promote(node))?,
@@ -834,19 +824,7 @@ impl Registry {
     fn carry_out(&self, v: &mut Visitor, command: Command) -> Refused<()> {
         match command {
             Command::Move { mv } => self.person_moves(&mut v.games[v.current], &mv),
-            Command::View { ply } => {
-                let record = &mut v.games[v.current].record;
-                if ply > record.line_len() {
-                    let plies = record.line_len();
-                    return Err(Refusal::Bad(
-                        Problem::new(Code::NoPly, format!("no ply {ply}: the game has {plies}"))
-                            .with("ply", ply)
-                            .with("plies", plies),
-                    ));
-                }
-                record.cursor = ply;
-                Ok(())
-            }
+            Command::View { ply } => v.games[v.current].record.view(ply).map_err(Refusal::Bad),
             Command::NewGame {
                 fen,
                 human,

@@ -136,19 +136,7 @@ impl Session {
     pub(super) fn carry_out(&mut self, command: Command) -> Result<(), Problem> {
         match command {
             Command::Move { mv } => self.person_moves(&mv),
-            Command::View { ply } => {
-                let plies = self.record.line_len();
-                if ply > plies {
-                    return Err(Problem::new(
-                        Code::NoPly,
-                        format!("no ply {ply}: the game has {plies}"),
-                    )
-                    .with("ply", ply)
-                    .with("plies", plies));
-                }
-                self.record.cursor = ply;
-                Ok(())
-            }
+            Command::View { ply } => self.record.view(ply),
             Command::NewGame {
                 fen,
                 human,

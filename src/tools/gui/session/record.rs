@@ -85,6 +85,20 @@ impl Record {
         self.line.len()
     }
 
+    /// Shows the position after `ply` plies of the line shown.
+    pub fn view(&mut self, ply: usize) -> Result<(), Problem> {
+        let plies = self.line_len();
+        if ply > plies {
+            return Err(
+                Problem::new(Code::NoPly, format!("no ply {ply}: the line has {plies}"))
+                    .with("ply", ply)
+                    .with("plies", plies),
+            );
+        }
+        self.cursor = ply;
+        Ok(())
+    }
+
     /// The moves of the line shown.
     pub fn plies(&self) -> impl Iterator<Item = &Ply> {
         self.line.iter().map(|&node| &self.nodes[node].ply)
