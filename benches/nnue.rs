@@ -40,7 +40,7 @@ fn nnue(c: &mut Criterion) {
         b.iter(|| Accumulator::refresh(network, black_box(&position)))
     });
     c.bench_function("nnue evaluation from an accumulator", |b| {
-        b.iter(|| network.evaluate(black_box(&accumulator), position.side_to_move()))
+        b.iter(|| network.evaluate(black_box(&accumulator), &position))
     });
     c.bench_function("hand-written evaluation", |b| {
         b.iter(|| {

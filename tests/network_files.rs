@@ -5,16 +5,20 @@
 //! as a win.
 
 mod common;
-use agon::search::nnue::FILE_SIZE;
+use agon::search::nnue::{BUCKETS, FILE_SIZE, HIDDEN, INPUTS, Network};
 use common::{Agon, scratch_dir};
 use std::time::{Duration, Instant};
 
-const EMBEDDED: &[u8] = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/nets/agon.nnue"));
-/// Bytes before the weights: magic, inputs, hidden units.
-const HEADER: usize = 16;
+/// Bytes before the weights: magic, inputs, hidden units, buckets.
+const HEADER: usize = 20;
 /// Inputs times hidden units, plus the hidden biases: the i16 values
 /// scaled by QA.
-const HIDDEN_VALUES: usize = 728 * 128 + 128;
+const HIDDEN_VALUES: usize = INPUTS * HIDDEN + HIDDEN;
+
+/// The embedded network in the current file format.
+fn embedded() -> Vec<u8> {
+    Network::embedded().to_bytes()
+}
 
 /// Pseudo-random bytes (xorshift), no two runs alike is not needed.
 fn noise(len: usize, mut state: u64) -> Vec<u8> {
@@ -44,19 +48,20 @@ fn network_line(engine: &mut Agon) -> String {
 #[test]
 fn bad_network_files_are_refused_at_once_and_the_engine_plays_on() {
     let dir = scratch_dir("network-files");
-    assert_eq!(EMBEDDED.len(), FILE_SIZE);
+    let embedded = embedded();
+    assert_eq!(embedded.len(), FILE_SIZE);
     let file = |name: &str, bytes: &[u8]| {
         let path = dir.join(name);
         std::fs::write(&path, bytes).unwrap();
         path.to_str().unwrap().to_string()
     };
-    let good = file("good.nnue", EMBEDDED);
+    let good = file("good.nnue", &embedded);
     let random = file("random.nnue", &noise(FILE_SIZE, 7));
-    let mut random_weights = EMBEDDED[..HEADER].to_vec();
+    let mut random_weights = embedded[..HEADER].to_vec();
     random_weights.extend(noise(FILE_SIZE - HEADER, 8));
     let random_weights = file("random-weights.nnue", &random_weights);
-    let truncated = file("truncated.nnue", &EMBEDDED[..FILE_SIZE - 1000]);
-    let mut beyond = EMBEDDED.to_vec();
+    let truncated = file("truncated.nnue", &embedded[..FILE_SIZE - 1000]);
+    let mut beyond = embedded.clone();
     set_i16(&mut beyond, 5, 2000);
     let beyond = file("beyond.nnue", &beyond);
 
@@ -112,17 +117,23 @@ fn bad_network_files_are_refused_at_once_and_the_engine_plays_on() {
 fn an_extreme_network_is_clamped_below_the_win_scores() {
     let dir = scratch_dir("network-extreme");
     // Every hidden unit fully on whatever the position, every output weight
-    // and the output bias at the largest a trainer makes: the raw output is
+    // and output bias at the largest a trainer makes: the raw output is
     // over three million centi-guards.
-    let mut bytes = EMBEDDED.to_vec();
+    let mut bytes = embedded();
     for index in 0..HIDDEN_VALUES {
-        set_i16(&mut bytes, index, if index >= 728 * 128 { 1913 } else { 0 });
+        set_i16(
+            &mut bytes,
+            index,
+            if index >= INPUTS * HIDDEN { 1913 } else { 0 },
+        );
     }
-    for unit in 0..256 {
+    for unit in 0..BUCKETS * 2 * HIDDEN {
         set_i16(&mut bytes, HIDDEN_VALUES + unit, 16384);
     }
-    let end = bytes.len();
-    bytes[end - 4..].copy_from_slice(&(32 * 255 * 512i32).to_le_bytes());
+    let biases = bytes.len() - 4 * BUCKETS;
+    for bias in bytes[biases..].chunks_exact_mut(4) {
+        bias.copy_from_slice(&(32 * 255 * 512i32).to_le_bytes());
+    }
     let path = dir.join("extreme.nnue");
     std::fs::write(&path, &bytes).unwrap();
 

@@ -12,8 +12,8 @@ use super::datagen::{RECORD_SIZE, Record};
 use super::seeds::part_seed;
 use crate::rules::Position;
 use crate::search::nnue::{
-    EMBEDDED_PATH, HIDDEN, INPUT_WEIGHT_LIMIT, INPUTS, MAX_ACTIVE as MAX_FEATURES, Network,
-    OUTPUT_WEIGHT_LIMIT, QA, QB, SCALE, features,
+    BUCKETS, EMBEDDED_PATH, HIDDEN, INPUT_WEIGHT_LIMIT, INPUTS, MAX_ACTIVE as MAX_FEATURES,
+    Network, OUTPUT_WEIGHT_LIMIT, QA, QB, SCALE, bucket, features,
 };
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
@@ -61,11 +61,12 @@ impl TrainSettings {
 }
 
 /// A training position: the active inputs of both views (side to move's
-/// first) and the target.
+/// first), its output bucket and the target.
 #[derive(Clone, Copy, Debug)]
 pub struct Sample {
     inputs: [[u16; MAX_FEATURES]; 2],
     counts: [u8; 2],
+    bucket: u8,
     target: f32,
 }
 
@@ -94,12 +95,17 @@ impl Sample {
         Sample {
             inputs,
             counts,
+            bucket: u8::try_from(bucket(&record.position)).expect("fewer than 256 buckets"),
             target: (1.0 - result_weight) * score + result_weight * result,
         }
     }
 
     fn view(&self, view: usize) -> &[u16] {
         &self.inputs[view][..usize::from(self.counts[view])]
+    }
+
+    fn bucket(&self) -> usize {
+        usize::from(self.bucket)
     }
 }
 
@@ -108,8 +114,9 @@ impl Sample {
 pub struct FloatNetwork {
     input_weights: Vec<[f32; HIDDEN]>,
     input_bias: [f32; HIDDEN],
-    output_weights: [f32; 2 * HIDDEN],
-    output_bias: f32,
+    /// Per output bucket.
+    output_weights: Vec<[f32; 2 * HIDDEN]>,
+    output_bias: [f32; BUCKETS],
 }
 
 /// The hidden layer of both views for one sample.
@@ -118,15 +125,19 @@ struct Hidden {
 }
 
 impl FloatNetwork {
-    /// Small random weights from `rng`.
+    /// Small random weights from `rng`; every bucket starts with the same
+    /// output weights.
     pub fn random(rng: &mut StdRng) -> FloatNetwork {
+        let input_weights = (0..INPUTS)
+            .map(|_| std::array::from_fn(|_| rng.random_range(-0.15..0.15)))
+            .collect();
+        let input_bias = std::array::from_fn(|_| rng.random_range(0.0..0.5));
+        let output: [f32; 2 * HIDDEN] = std::array::from_fn(|_| rng.random_range(-0.1..0.1));
         FloatNetwork {
-            input_weights: (0..INPUTS)
-                .map(|_| std::array::from_fn(|_| rng.random_range(-0.15..0.15)))
-                .collect(),
-            input_bias: std::array::from_fn(|_| rng.random_range(0.0..0.5)),
-            output_weights: std::array::from_fn(|_| rng.random_range(-0.1..0.1)),
-            output_bias: 0.0,
+            input_weights,
+            input_bias,
+            output_weights: vec![output; BUCKETS],
+            output_bias: [0.0; BUCKETS],
         }
     }
 
@@ -134,8 +145,8 @@ impl FloatNetwork {
         FloatNetwork {
             input_weights: vec![[0.0; HIDDEN]; INPUTS],
             input_bias: [0.0; HIDDEN],
-            output_weights: [0.0; 2 * HIDDEN],
-            output_bias: 0.0,
+            output_weights: vec![[0.0; 2 * HIDDEN]; BUCKETS],
+            output_bias: [0.0; BUCKETS],
         }
     }
 
@@ -151,11 +162,11 @@ impl FloatNetwork {
         Hidden { sums }
     }
 
-    /// The raw output (centi-guards / [`SCALE`]).
-    fn output(&self, hidden: &Hidden) -> f32 {
-        let mut total = self.output_bias;
+    /// The raw output (centi-guards / [`SCALE`]) in output bucket `bucket`.
+    fn output(&self, hidden: &Hidden, bucket: usize) -> f32 {
+        let mut total = self.output_bias[bucket];
         for (view, sum) in hidden.sums.iter().enumerate() {
-            let weights = &self.output_weights[view * HIDDEN..(view + 1) * HIDDEN];
+            let weights = &self.output_weights[bucket][view * HIDDEN..(view + 1) * HIDDEN];
             for (value, weight) in sum.iter().zip(weights) {
                 total += value.clamp(0.0, 1.0) * weight;
             }
@@ -172,26 +183,30 @@ impl FloatNetwork {
             ply: 0,
             result: 1,
         };
-        self.output(&self.hidden(&Sample::new(&record, 0.0))) * SCALE as f32
+        let sample = Sample::new(&record, 0.0);
+        self.output(&self.hidden(&sample), sample.bucket()) * SCALE as f32
     }
 
     /// The squared error of `sample`, adding its gradient to `gradient`
     /// when given.
     fn loss(&self, sample: &Sample, gradient: Option<&mut FloatNetwork>) -> f32 {
         let hidden = self.hidden(sample);
-        let predicted = sigmoid(self.output(&hidden));
+        let bucket = sample.bucket();
+        let predicted = sigmoid(self.output(&hidden, bucket));
         let error = predicted - sample.target;
         if let Some(gradient) = gradient {
             let slope = 2.0 * error * predicted * (1.0 - predicted);
-            gradient.output_bias += slope;
+            gradient.output_bias[bucket] += slope;
+            let weights = &self.output_weights[bucket];
+            let weight_gradient = &mut gradient.output_weights[bucket];
             for (view, sum) in hidden.sums.iter().enumerate() {
                 let offset = view * HIDDEN;
                 let mut back = [0.0f32; HIDDEN];
                 for unit in 0..HIDDEN {
                     let value = sum[unit];
-                    gradient.output_weights[offset + unit] += slope * value.clamp(0.0, 1.0);
+                    weight_gradient[offset + unit] += slope * value.clamp(0.0, 1.0);
                     if value > 0.0 && value < 1.0 {
-                        back[unit] = slope * self.output_weights[offset + unit];
+                        back[unit] = slope * weights[offset + unit];
                     }
                 }
                 for (bias, delta) in gradient.input_bias.iter_mut().zip(&back) {
@@ -218,7 +233,8 @@ impl FloatNetwork {
         let outputs = self
             .output_weights
             .iter_mut()
-            .chain(std::iter::once(&mut self.output_bias))
+            .flatten()
+            .chain(self.output_bias.iter_mut())
             .map(|value| (value, OUTPUT_WEIGHT_LIMIT));
         inputs.chain(outputs)
     }
@@ -228,8 +244,8 @@ impl FloatNetwork {
             .iter()
             .flatten()
             .chain(&self.input_bias)
-            .chain(&self.output_weights)
-            .chain(std::iter::once(&self.output_bias))
+            .chain(self.output_weights.iter().flatten())
+            .chain(&self.output_bias)
             .copied()
     }
 
@@ -259,8 +275,12 @@ impl FloatNetwork {
             .map(|row| std::array::from_fn(|unit| round(row[unit], QA)))
             .collect();
         let input_bias = std::array::from_fn(|unit| round(self.input_bias[unit], QA));
-        let output_weights = std::array::from_fn(|unit| round(self.output_weights[unit], QB));
-        let output_bias = (self.output_bias * (QA * QB) as f32).round() as i32;
+        let output_weights = std::array::from_fn(|bucket| {
+            std::array::from_fn(|unit| round(self.output_weights[bucket][unit], QB))
+        });
+        let output_bias = std::array::from_fn(|bucket| {
+            (self.output_bias[bucket] * (QA * QB) as f32).round() as i32
+        });
         Network::from_parts(input_weights, input_bias, output_weights, output_bias, name)
             .expect("the float network has the engine's shape")
     }
@@ -458,7 +478,7 @@ impl Checkpoint {
     const HEADER: usize = 8 + 4 + 4 + 4 + 8 + 8;
 
     fn parameter_count() -> usize {
-        INPUTS * HIDDEN + HIDDEN + 2 * HIDDEN + 1
+        INPUTS * HIDDEN + HIDDEN + BUCKETS * (2 * HIDDEN + 1)
     }
 
     fn file_size() -> u64 {

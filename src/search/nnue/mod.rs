@@ -7,7 +7,7 @@ pub mod simd;
 mod stack;
 
 use crate::rules::dense::{dense, turned};
-use crate::rules::geometry::CELL_COUNT;
+use crate::rules::geometry::{Bitboard, CELL_COUNT, RINGS};
 use crate::rules::{Cell, Color, Kind, Piece, Position};
 use simd::{Level, Pending};
 pub use stack::AccumulatorStack;
@@ -27,10 +27,23 @@ pub const QB: i32 = 512;
 /// Centi-guards per unit of the network's output (the output passed
 /// through a sigmoid is the expected score).
 pub const SCALE: i32 = 400;
+/// Output buckets: the output layer has one set of weights and a bias for
+/// each, and a position is scored by its bucket's ([`bucket`]).
+pub const BUCKETS: usize = 8;
 /// The first bytes of a network file.
-const MAGIC: &[u8; 8] = b"AGONNUE1";
-/// Bytes of a network file.
-pub const FILE_SIZE: usize = MAGIC.len() + 8 + 2 * (INPUTS * HIDDEN + HIDDEN + 2 * HIDDEN) + 4;
+const MAGIC: &[u8; 8] = b"AGONNUE2";
+/// The first bytes of a network file of the first format: one output, no
+/// bucket count in the header.
+const MAGIC_V1: &[u8; 8] = b"AGONNUE1";
+/// Bytes of a network file: magic, inputs, hidden units, buckets, weights.
+pub const FILE_SIZE: usize =
+    MAGIC.len() + 12 + 2 * (INPUTS * HIDDEN + HIDDEN + BUCKETS * 2 * HIDDEN) + 4 * BUCKETS;
+/// Bytes of a network file of the first format (still read, never written).
+pub const FILE_SIZE_V1: usize =
+    MAGIC_V1.len() + 8 + 2 * (INPUTS * HIDDEN + HIDDEN + 2 * HIDDEN) + 4;
+/// The cells within two steps of the throne: the throne, its ring and the
+/// next.
+const NEAR_THRONE: Bitboard = RINGS[0] | RINGS[1] | RINGS[2];
 /// Most inputs active in one view at once: a position has at most 16
 /// pieces (the records' bound; the game has 14).
 pub const MAX_ACTIVE: usize = 16;
@@ -59,6 +72,17 @@ const _: () = assert!(
 /// (their targets are sigmoid(score / [`SCALE`]); 4,000 already means 0.99995).
 pub const EVAL_LIMIT: i32 = crate::search::MATE_BOUND / 2;
 
+/// The output bucket of `position`: the number of pieces within two steps
+/// of the throne, capped at `BUCKETS - 1`. Pieces only ever move towards
+/// the throne or around it (a captured one is placed back outside), so the
+/// count is the phase of an Agon game: how near the fight for the throne
+/// is.
+#[inline]
+pub fn bucket(position: &Position) -> usize {
+    let near = (position.occupied() & NEAR_THRONE).count_ones() as usize;
+    near.min(BUCKETS - 1)
+}
+
 /// `limit` stored at `scale`, rounded as the trainer rounds (half away from
 /// zero).
 const fn quantised_limit(limit: f32, scale: i32) -> i32 {
@@ -72,7 +96,7 @@ pub const EMBEDDED_PATH: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/nets/agon.
 const EMBEDDED_BYTES: &[u8] =
     include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/nets/agon.nnue"));
 const _: () = assert!(
-    EMBEDDED_BYTES.len() == FILE_SIZE,
+    EMBEDDED_BYTES.len() == FILE_SIZE || EMBEDDED_BYTES.len() == FILE_SIZE_V1,
     "nets/agon.nnue is not a network file of the shape this code expects"
 );
 
@@ -96,6 +120,8 @@ pub enum NetworkError {
         inputs: u32,
         /// Its hidden units per view.
         hidden: u32,
+        /// Its output buckets.
+        buckets: u32,
     },
     /// A network file of the wrong length.
     Size(u64),
@@ -128,14 +154,20 @@ impl std::fmt::Display for NetworkError {
                 write!(f, "cannot read {}: {message}", path.display())
             }
             NetworkError::BadMagic => write!(f, "not an agon network file (bad magic)"),
-            NetworkError::Shape { inputs, hidden } => write!(
+            NetworkError::Shape {
+                inputs,
+                hidden,
+                buckets,
+            } => write!(
                 f,
-                "a network of {inputs} inputs and {hidden} hidden units; this engine needs \
-                 {INPUTS} and {HIDDEN}"
+                "a network of {inputs} inputs, {hidden} hidden units and {buckets} output \
+                 buckets; this engine needs {INPUTS}, {HIDDEN} and {BUCKETS}"
             ),
-            NetworkError::Size(size) => {
-                write!(f, "a network file of {size} bytes; expected {FILE_SIZE}")
-            }
+            NetworkError::Size(size) => write!(
+                f,
+                "a network file of {size} bytes; expected {FILE_SIZE} \
+                 (or {FILE_SIZE_V1} in the first format)"
+            ),
             NetworkError::NotAFile => write!(f, "not a regular file"),
             NetworkError::OutOfRange {
                 what,
@@ -154,18 +186,18 @@ impl std::fmt::Display for NetworkError {
 impl std::error::Error for NetworkError {}
 
 /// A quantised network: the weights of the hidden layer (shared by both
-/// views) and of the output.
+/// views) and of the output, one set per bucket.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Network {
     /// Per input, its weight into every hidden unit (scaled by [`QA`]).
     input_weights: Vec<[i16; HIDDEN]>,
     /// The hidden units' biases (scaled by [`QA`]).
     input_bias: [i16; HIDDEN],
-    /// The side to move's hidden units, then the other side's (scaled by
-    /// [`QB`]).
-    output_weights: [i16; 2 * HIDDEN],
-    /// Scaled by `QA * QB`.
-    output_bias: i32,
+    /// Per bucket, the side to move's hidden units, then the other side's
+    /// (scaled by [`QB`]).
+    output_weights: [[i16; 2 * HIDDEN]; BUCKETS],
+    /// Per bucket, scaled by `QA * QB`.
+    output_bias: [i32; BUCKETS],
     /// Where it came from, for `eval` and the logs.
     name: String,
 }
@@ -278,26 +310,45 @@ impl Network {
     /// # Errors
     ///
     /// Why the bytes are not a network of this engine's shape.
+    ///
+    /// A file of the first format (one output) is read as a network whose
+    /// buckets all have that output.
     pub fn from_bytes(bytes: &[u8], name: &str) -> Result<Network, NetworkError> {
-        if bytes.len() < MAGIC.len() + 8 || &bytes[..MAGIC.len()] != MAGIC {
+        let first_format = bytes.starts_with(MAGIC_V1);
+        let header = if first_format { 16 } else { 20 };
+        if bytes.len() < header || !(first_format || bytes.starts_with(MAGIC)) {
             return Err(NetworkError::BadMagic);
         }
-        let dimension = |offset: usize| {
-            u32::from_le_bytes([
+        let word = |offset: usize| {
+            [
                 bytes[offset],
                 bytes[offset + 1],
                 bytes[offset + 2],
                 bytes[offset + 3],
-            ])
+            ]
         };
-        let (inputs, hidden) = (dimension(8), dimension(12));
-        if inputs as usize != INPUTS || hidden as usize != HIDDEN {
-            return Err(NetworkError::Shape { inputs, hidden });
+        let read_u32 = |offset: usize| u32::from_le_bytes(word(offset));
+        let (inputs, hidden) = (read_u32(8), read_u32(12));
+        let (buckets, size) = if first_format {
+            (1, FILE_SIZE_V1)
+        } else {
+            (read_u32(16), FILE_SIZE)
+        };
+        let file_buckets = if first_format { 1 } else { BUCKETS };
+        if inputs as usize != INPUTS
+            || hidden as usize != HIDDEN
+            || buckets as usize != file_buckets
+        {
+            return Err(NetworkError::Shape {
+                inputs,
+                hidden,
+                buckets,
+            });
         }
-        if bytes.len() != FILE_SIZE {
+        if bytes.len() != size {
             return Err(NetworkError::Size(bytes.len() as u64));
         }
-        let mut offset = 16;
+        let mut offset = header;
         let mut next = || {
             let value = read_i16(bytes, offset);
             offset += 2;
@@ -307,10 +358,15 @@ impl Network {
             .map(|_| std::array::from_fn(|_| next()))
             .collect();
         let input_bias = std::array::from_fn(|_| next());
-        let output_weights = std::array::from_fn(|_| next());
-        let end = FILE_SIZE - 4;
-        let output_bias =
-            i32::from_le_bytes([bytes[end], bytes[end + 1], bytes[end + 2], bytes[end + 3]]);
+        let stored: Vec<[i16; 2 * HIDDEN]> = (0..file_buckets)
+            .map(|_| std::array::from_fn(|_| next()))
+            .collect();
+        let biases_at = size - 4 * file_buckets;
+        let stored_bias: Vec<i32> = (0..file_buckets)
+            .map(|index| i32::from_le_bytes(word(biases_at + 4 * index)))
+            .collect();
+        let output_weights = std::array::from_fn(|index| stored[index % file_buckets]);
+        let output_bias = std::array::from_fn(|index| stored_bias[index % file_buckets]);
         Network::from_parts(input_weights, input_bias, output_weights, output_bias, name)
     }
 
@@ -318,14 +374,15 @@ impl Network {
     pub fn from_parts(
         input_weights: Vec<[i16; HIDDEN]>,
         input_bias: [i16; HIDDEN],
-        output_weights: [i16; 2 * HIDDEN],
-        output_bias: i32,
+        output_weights: [[i16; 2 * HIDDEN]; BUCKETS],
+        output_bias: [i32; BUCKETS],
         name: &str,
     ) -> Result<Network, NetworkError> {
         if input_weights.len() != INPUTS {
             return Err(NetworkError::Shape {
                 inputs: u32::try_from(input_weights.len()).unwrap_or(u32::MAX),
                 hidden: HIDDEN as u32,
+                buckets: BUCKETS as u32,
             });
         }
         let within = |what, limit: i32, values: &mut dyn Iterator<Item = i32>| {
@@ -355,12 +412,12 @@ impl Network {
         within(
             "output weight",
             MAX_OUTPUT_WEIGHT,
-            &mut output_weights.iter().map(|&w| i32::from(w)),
+            &mut output_weights.iter().flatten().map(|&w| i32::from(w)),
         )?;
         within(
             "output bias",
             MAX_OUTPUT_BIAS,
-            &mut std::iter::once(output_bias),
+            &mut output_bias.iter().copied(),
         )?;
         Ok(Network {
             input_weights,
@@ -377,16 +434,19 @@ impl Network {
         bytes.extend_from_slice(MAGIC);
         bytes.extend_from_slice(&(INPUTS as u32).to_le_bytes());
         bytes.extend_from_slice(&(HIDDEN as u32).to_le_bytes());
+        bytes.extend_from_slice(&(BUCKETS as u32).to_le_bytes());
         let values = self
             .input_weights
             .iter()
             .flatten()
             .chain(&self.input_bias)
-            .chain(&self.output_weights);
+            .chain(self.output_weights.iter().flatten());
         for value in values {
             bytes.extend_from_slice(&value.to_le_bytes());
         }
-        bytes.extend_from_slice(&self.output_bias.to_le_bytes());
+        for bias in &self.output_bias {
+            bytes.extend_from_slice(&bias.to_le_bytes());
+        }
         bytes
     }
 
@@ -414,14 +474,14 @@ impl Network {
         if !metadata.is_file() {
             return Err(in_file(NetworkError::NotAFile));
         }
-        if metadata.len() != FILE_SIZE as u64 {
+        if metadata.len() != FILE_SIZE as u64 && metadata.len() != FILE_SIZE_V1 as u64 {
             return Err(in_file(NetworkError::Size(metadata.len())));
         }
         let file = std::fs::File::open(path).map_err(unreadable)?;
         // Read one byte more than a network, so that a file still growing
         // is caught as the wrong size rather than read without end.
-        let mut bytes = Vec::with_capacity(FILE_SIZE + 1);
-        file.take(FILE_SIZE as u64 + 1)
+        let mut bytes = Vec::with_capacity(FILE_SIZE.max(FILE_SIZE_V1) + 1);
+        file.take(metadata.len() + 1)
             .read_to_end(&mut bytes)
             .map_err(unreadable)?;
         Network::from_bytes(&bytes, &path.display().to_string()).map_err(in_file)
@@ -432,13 +492,15 @@ impl Network {
         &self.name
     }
 
-    /// The score of the position `accumulator` holds, `side` to move, in
-    /// centi-guards from its view.
+    /// The score of `position`, whose hidden layer `accumulator` holds, in
+    /// centi-guards from the side to move's view.
     #[inline]
-    pub fn evaluate(&self, accumulator: &Accumulator, side: Color) -> i32 {
+    pub fn evaluate(&self, accumulator: &Accumulator, position: &Position) -> i32 {
+        let side = position.side_to_move();
+        let bucket = bucket(position);
         let ours = &accumulator.values[side.index()];
         let theirs = &accumulator.values[(!side).index()];
-        let (our_weights, their_weights) = self.output_weights.split_at(HIDDEN);
+        let (our_weights, their_weights) = self.output_weights[bucket].split_at(HIDDEN);
         let level = Level::detected();
         let sum = simd::clipped_dot(level, ours, our_weights.try_into().expect("HIDDEN weights"))
             + simd::clipped_dot(
@@ -446,17 +508,14 @@ impl Network {
                 theirs,
                 their_weights.try_into().expect("HIDDEN weights"),
             )
-            + self.output_bias;
+            + self.output_bias[bucket];
         let centi = i64::from(sum) * i64::from(SCALE) / i64::from(QA * QB);
         centi.clamp(-i64::from(EVAL_LIMIT), i64::from(EVAL_LIMIT)) as i32
     }
 
     /// The score of `position` from nothing (no accumulator kept).
     pub fn evaluate_position(&self, position: &Position) -> i32 {
-        self.evaluate(
-            &Accumulator::refresh(self, position),
-            position.side_to_move(),
-        )
+        self.evaluate(&Accumulator::refresh(self, position), position)
     }
 }
 
@@ -504,8 +563,17 @@ mod tests {
     fn the_embedded_network_round_trips_through_its_file_format() {
         let network = Network::embedded();
         let bytes = network.to_bytes();
-        assert_eq!(bytes, EMBEDDED_BYTES);
+        assert_eq!(
+            (FILE_SIZE, FILE_SIZE_V1),
+            (190_772, 187_156),
+            "the sizes protocol.md's section 14 gives"
+        );
+        assert_eq!(bytes.len(), FILE_SIZE);
+        if EMBEDDED_BYTES.len() == FILE_SIZE {
+            assert_eq!(bytes, EMBEDDED_BYTES);
+        }
         let again = Network::from_bytes(&bytes, "copy").unwrap();
+        assert_eq!(again.to_bytes(), bytes);
         let position = parse_fen(START_FEN).unwrap();
         assert_eq!(
             again.evaluate_position(&position),
@@ -513,13 +581,70 @@ mod tests {
         );
     }
 
+    /// A network file of the first format (one output) holding `network`'s
+    /// hidden layer and the output of its bucket `bucket`.
+    fn first_format(network: &Network, bucket: usize) -> Vec<u8> {
+        let mut bytes = MAGIC_V1.to_vec();
+        bytes.extend_from_slice(&(INPUTS as u32).to_le_bytes());
+        bytes.extend_from_slice(&(HIDDEN as u32).to_le_bytes());
+        let values = network
+            .input_weights
+            .iter()
+            .flatten()
+            .chain(&network.input_bias)
+            .chain(&network.output_weights[bucket]);
+        for value in values {
+            bytes.extend_from_slice(&value.to_le_bytes());
+        }
+        bytes.extend_from_slice(&network.output_bias[bucket].to_le_bytes());
+        bytes
+    }
+
+    #[test]
+    fn a_first_format_file_is_read_with_its_output_in_every_bucket() {
+        let network = Network::embedded();
+        let last = BUCKETS - 1;
+        let bytes = first_format(network, last);
+        assert_eq!(bytes.len(), FILE_SIZE_V1);
+        let read = Network::from_bytes(&bytes, "first").unwrap();
+        let expected = Network::from_parts(
+            network.input_weights.clone(),
+            network.input_bias,
+            [network.output_weights[last]; BUCKETS],
+            [network.output_bias[last]; BUCKETS],
+            "first",
+        )
+        .unwrap();
+        assert!(read == expected);
+        assert_eq!(read.to_bytes().len(), FILE_SIZE);
+    }
+
+    #[test]
+    fn the_bucket_counts_the_pieces_within_two_steps_of_the_throne() {
+        let start = parse_fen(START_FEN).unwrap();
+        let near = (start.occupied() & NEAR_THRONE).count_ones() as usize;
+        assert_eq!(bucket(&start), near.min(BUCKETS - 1));
+        let mut seen = [false; BUCKETS];
+        for fen in crate::tools::bench::bench_fens() {
+            seen[bucket(&parse_fen(&fen).unwrap())] = true;
+        }
+        assert!(
+            seen.iter().filter(|&&seen| seen).count() >= BUCKETS / 2,
+            "{seen:?}"
+        );
+    }
+
     #[test]
     fn bad_network_files_are_refused_with_a_reason() {
         let good = Network::embedded().to_bytes();
-        let cases: [(&[u8], &str); 3] = [
+        let mut other_buckets = good.clone();
+        other_buckets[16..20].copy_from_slice(&(BUCKETS as u32 + 1).to_le_bytes());
+        let cases: [(&[u8], &str); 5] = [
             (b"", "bad magic"),
             (&good[..good.len() - 1], "expected"),
             (b"AGONNUE1\x01\0\0\0\x01\0\0\0", "this engine needs"),
+            (b"AGONNUE2\xd8\x02\0\0", "bad magic"),
+            (&other_buckets, "output buckets; this engine needs"),
         ];
         for (bytes, reason) in cases {
             let error = Network::from_bytes(bytes, "test").unwrap_err().to_string();
@@ -532,7 +657,8 @@ mod tests {
             let error = Network::from_bytes(&beyond, "test")
                 .unwrap_err()
                 .to_string();
-            assert!(error.contains("output bias 0 is"), "{error}");
+            let last = format!("output bias {} is", BUCKETS - 1);
+            assert!(error.contains(&last), "{error}");
         }
     }
 

@@ -53,8 +53,8 @@ impl AccumulatorStack {
     #[inline]
     pub fn evaluate(&mut self, ply: usize) -> i32 {
         let accumulator = self.accumulator(ply);
-        let side = self.entries[ply].position.side_to_move();
-        self.network.evaluate(&accumulator, side)
+        self.network
+            .evaluate(&accumulator, &self.entries[ply].position)
     }
 
     /// The accumulator at `ply`, computing it (and those of the plies
