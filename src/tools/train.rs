@@ -810,6 +810,21 @@ pub fn run(
         RECORD_SIZE
     )
     .map_err(TrainError::Output)?;
+    let mut per_bucket = [0usize; BUCKETS];
+    for sample in &train {
+        per_bucket[sample.bucket()] += 1;
+    }
+    let shares: Vec<String> = per_bucket
+        .iter()
+        .map(|&count| format!("{:.1}%", 100.0 * count as f64 / train.len() as f64))
+        .collect();
+    writeln!(
+        out,
+        "training positions by output bucket (pieces near the throne, 0 to {}+): {}",
+        BUCKETS - 1,
+        shares.join(" ")
+    )
+    .map_err(TrainError::Output)?;
     fit(
         &mut train,
         &validation,
