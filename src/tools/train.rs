@@ -820,7 +820,7 @@ pub fn run(
         .collect();
     writeln!(
         out,
-        "training positions by output bucket (pieces near the throne, 0 to {}+): {}",
+        "training positions by output bucket (0 to {}, by pieces near the throne): {}",
         BUCKETS - 1,
         shares.join(" ")
     )
