@@ -35,12 +35,16 @@ const MAGIC: &[u8; 8] = b"AGONNUE2";
 /// The first bytes of a network file of the first format: one output, no
 /// bucket count in the header.
 const MAGIC_V1: &[u8; 8] = b"AGONNUE1";
-/// Bytes of a network file: magic, inputs, hidden units, buckets, weights.
+/// Bytes before the weights: magic, inputs, hidden units, buckets.
+const HEADER: usize = MAGIC.len() + 12;
+/// Bytes before the weights in the first format: magic, inputs, hidden
+/// units.
+const HEADER_V1: usize = MAGIC_V1.len() + 8;
+/// Bytes of a network file.
 pub const FILE_SIZE: usize =
-    MAGIC.len() + 12 + 2 * (INPUTS * HIDDEN + HIDDEN + BUCKETS * 2 * HIDDEN) + 4 * BUCKETS;
+    HEADER + 2 * (INPUTS * HIDDEN + HIDDEN + BUCKETS * 2 * HIDDEN) + 4 * BUCKETS;
 /// Bytes of a network file of the first format (still read, never written).
-pub const FILE_SIZE_V1: usize =
-    MAGIC_V1.len() + 8 + 2 * (INPUTS * HIDDEN + HIDDEN + 2 * HIDDEN) + 4;
+pub const FILE_SIZE_V1: usize = HEADER_V1 + 2 * (INPUTS * HIDDEN + HIDDEN + 2 * HIDDEN) + 4;
 /// The cells within two steps of the throne: the throne, its ring and the
 /// next.
 const NEAR_THRONE: Bitboard = RINGS[0] | RINGS[1] | RINGS[2];
@@ -102,7 +106,7 @@ pub const EMBEDDED_PATH: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/nets/agon.
 const EMBEDDED_BYTES: &[u8] =
     include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/nets/agon.nnue"));
 const _: () = assert!(
-    EMBEDDED_BYTES.len() == FILE_SIZE || EMBEDDED_BYTES.len() == FILE_SIZE_V1,
+    EMBEDDED_BYTES.len() == FILE_SIZE,
     "nets/agon.nnue is not a network file of the shape this code expects"
 );
 
@@ -321,7 +325,12 @@ impl Network {
     /// buckets all have that output.
     pub fn from_bytes(bytes: &[u8], name: &str) -> Result<Network, NetworkError> {
         let first_format = bytes.starts_with(MAGIC_V1);
-        let header = if first_format { 16 } else { 20 };
+        // Where the weights start, the file's length and its buckets.
+        let (header, size, file_buckets) = if first_format {
+            (HEADER_V1, FILE_SIZE_V1, 1)
+        } else {
+            (HEADER, FILE_SIZE, BUCKETS)
+        };
         if bytes.len() < header || !(first_format || bytes.starts_with(MAGIC)) {
             return Err(NetworkError::BadMagic);
         }
@@ -335,12 +344,7 @@ impl Network {
         };
         let read_u32 = |offset: usize| u32::from_le_bytes(word(offset));
         let (inputs, hidden) = (read_u32(8), read_u32(12));
-        let (buckets, size) = if first_format {
-            (1, FILE_SIZE_V1)
-        } else {
-            (read_u32(16), FILE_SIZE)
-        };
-        let file_buckets = if first_format { 1 } else { BUCKETS };
+        let buckets = if first_format { 1 } else { read_u32(16) };
         if inputs as usize != INPUTS
             || hidden as usize != HIDDEN
             || buckets as usize != file_buckets
@@ -574,10 +578,7 @@ mod tests {
             (190_772, 187_156),
             "the sizes protocol.md's section 14 gives"
         );
-        assert_eq!(bytes.len(), FILE_SIZE);
-        if EMBEDDED_BYTES.len() == FILE_SIZE {
-            assert_eq!(bytes, EMBEDDED_BYTES);
-        }
+        assert_eq!(bytes, EMBEDDED_BYTES);
         let again = Network::from_bytes(&bytes, "copy").unwrap();
         assert_eq!(again.to_bytes(), bytes);
         let position = parse_fen(START_FEN).unwrap();
