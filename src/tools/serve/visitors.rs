@@ -1007,29 +1007,10 @@ impl Registry {
                 "the game is over",
             )));
         }
-        let human = game.human;
-        let start_side = game.record.start.side_to_move();
-        let side_at = |plies: usize| {
-            if plies.is_multiple_of(2) {
-                start_side
-            } else {
-                !start_side
-            }
-        };
-        let mut keep = game.record.line_len();
-        let mut removed_own = false;
-        while keep > 0 && !(removed_own && side_at(keep) == human) {
-            keep -= 1;
-            if side_at(keep) == human {
-                removed_own = true;
-            }
-        }
-        if !removed_own {
-            return Err(Refusal::Bad(Problem::new(
-                Code::NothingToTakeBack,
-                "no move of yours to take back",
-            )));
-        }
+        let keep = game
+            .record
+            .take_back_point(game.human)
+            .map_err(Refusal::Bad)?;
         lock(&self.store)
             .rewrite_end(&game.id, keep, None)
             .map_err(Refusal::Internal)?;

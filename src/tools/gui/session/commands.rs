@@ -436,29 +436,7 @@ impl Session {
         if let Some((_, role)) = self.awaited.take() {
             self.stop(role);
         }
-        let start_side = self.record.start.side_to_move();
-        let mut keep = self.record.line_len();
-        // Back to the person's previous turn, so that at least one of their moves goes.
-        let side_at = |plies: usize| {
-            if plies.is_multiple_of(2) {
-                start_side
-            } else {
-                !start_side
-            }
-        };
-        let mut removed_own = false;
-        while keep > 0 && !(removed_own && side_at(keep) == human) {
-            keep -= 1;
-            if side_at(keep) == human {
-                removed_own = true;
-            }
-        }
-        if !removed_own {
-            return Err(Problem::new(
-                Code::NothingToTakeBack,
-                "no move of yours to take back",
-            ));
-        }
+        let keep = self.record.take_back_point(human)?;
         self.record.truncate(keep);
         self.record.cursor = keep;
         self.record.finish = None;

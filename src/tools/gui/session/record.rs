@@ -205,6 +205,35 @@ impl Record {
         }
     }
 
+    /// How many moves of the line shown stay when `human` takes back: back
+    /// to their previous turn, so that at least one of their moves goes.
+    pub fn take_back_point(&self, human: Color) -> Result<usize, Problem> {
+        let start_side = self.start.side_to_move();
+        let side_at = |plies: usize| {
+            if plies.is_multiple_of(2) {
+                start_side
+            } else {
+                !start_side
+            }
+        };
+        let mut keep = self.line_len();
+        let mut removed_own = false;
+        while keep > 0 && !(removed_own && side_at(keep) == human) {
+            keep -= 1;
+            if side_at(keep) == human {
+                removed_own = true;
+            }
+        }
+        if removed_own {
+            Ok(keep)
+        } else {
+            Err(Problem::new(
+                Code::NothingToTakeBack,
+                "no move of yours to take back",
+            ))
+        }
+    }
+
     /// Every move gone.
     pub fn clear(&mut self) {
         self.nodes.clear();
@@ -591,5 +620,47 @@ impl Session {
             .clocks
             .map_or_else(|| "-".to_string(), |c| c.describe());
         self.record.pgn(&control)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::start_position;
+
+    fn record_of(moves: &[&str]) -> Record {
+        let mut record = Record::new(start_position(), ["a".into(), "b".into()]);
+        for (at, mv) in moves.iter().enumerate() {
+            record.play_at(
+                at,
+                Ply {
+                    mv: (*mv).to_string(),
+                    score: None,
+                    depth: None,
+                    time_ms: None,
+                    book: false,
+                    comment: None,
+                },
+            );
+        }
+        record
+    }
+
+    #[test]
+    fn a_take_back_goes_to_the_persons_previous_turn() {
+        let moves = ["b1c1", "b7c7", "c1d1", "c7d7"];
+        // White moves first from the start position.
+        let kept = |plies: usize, human: Color| record_of(&moves[..plies]).take_back_point(human);
+        assert_eq!(kept(1, Color::White).ok(), Some(0));
+        assert_eq!(kept(2, Color::White).ok(), Some(0));
+        assert_eq!(kept(3, Color::White).ok(), Some(2));
+        assert_eq!(kept(4, Color::White).ok(), Some(2));
+        assert_eq!(kept(2, Color::Black).ok(), Some(1));
+        assert_eq!(kept(3, Color::Black).ok(), Some(1));
+        assert_eq!(kept(4, Color::Black).ok(), Some(3));
+        for (plies, human) in [(0, Color::White), (0, Color::Black), (1, Color::Black)] {
+            let refused = kept(plies, human).unwrap_err();
+            assert_eq!(refused.code, Code::NothingToTakeBack, "{plies} {human:?}");
+        }
     }
 }
