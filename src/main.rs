@@ -571,6 +571,10 @@ struct SpsaArgs {
     /// Seed of the perturbations and openings.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Every parameter's learning rate times this (the declared rates suit
+    /// runs of tens of thousands of games; a shorter run needs more).
+    #[arg(long, default_value_t = 1.0)]
+    rate_factor: f64,
     /// Stop after this many more iterations (resume later).
     #[arg(long)]
     max_iterations: Option<u64>,
@@ -590,6 +594,7 @@ fn run_spsa(args: SpsaArgs) -> Result<(), Box<dyn std::error::Error>> {
         limit: args.limit,
         concurrency: args.concurrency,
         seed: args.seed,
+        rate_factor: args.rate_factor,
     };
     agon::tools::spsa::run(
         &args.state,

@@ -91,3 +91,51 @@ fn an_unknown_parameter_is_refused_with_the_known_ones() {
     );
     assert!(!dir.join("s.json").exists());
 }
+
+#[test]
+fn the_rate_factor_scales_every_step_of_the_same_games() {
+    let dir = scratch_dir("spsa-rate");
+    let (unit, scaled) = (dir.join("unit.json"), dir.join("scaled.json"));
+    spsa(&unit, "4", &["--max-iterations", "1"]);
+    spsa(
+        &scaled,
+        "4",
+        &["--max-iterations", "1", "--rate-factor", "10"],
+    );
+    let (unit, scaled) = (state(&unit), state(&scaled));
+    assert_eq!(scaled["settings"]["rate_factor"], 10.0);
+    let first = |state: &serde_json::Value| state["history"][0].clone();
+    for key in ["plus_wins", "minus_wins", "draws"] {
+        assert_eq!(first(&unit)[key], first(&scaled)[key], "the same games");
+    }
+    let start = [4.0, 1200.0, 30.0];
+    let steps = |state: &serde_json::Value| -> Vec<f64> {
+        first(state)["theta"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .zip(start)
+            .map(|(theta, start)| theta.as_f64().unwrap() - start)
+            .collect()
+    };
+    let (unit_steps, scaled_steps) = (steps(&unit), steps(&scaled));
+    assert!(unit_steps.iter().any(|step| *step != 0.0), "{unit}");
+    for (one, ten) in unit_steps.iter().zip(&scaled_steps) {
+        assert!(
+            (ten - 10.0 * one).abs() < 1e-9,
+            "{unit_steps:?} {scaled_steps:?}"
+        );
+    }
+    let output = Command::new(env!("CARGO_BIN_EXE_agon"))
+        .args(["spsa", "--state"])
+        .arg(dir.join("zero.json"))
+        .args(["--rate-factor", "0"])
+        .output()
+        .expect("agon runs");
+    assert!(!output.status.success());
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("rate factor must be a positive number"),
+        "{output:?}"
+    );
+    assert!(!dir.join("zero.json").exists());
+}

@@ -45,6 +45,15 @@ pub struct SpsaSettings {
     pub concurrency: usize,
     /// Seed of the perturbations and the openings.
     pub seed: u64,
+    /// Every parameter's learning rate times this: the declared rates suit
+    /// runs of tens of thousands of games, a shorter run needs more to move
+    /// at all. States saved before it existed read as 1.
+    #[serde(default = "unit_rate")]
+    pub rate_factor: f64,
+}
+
+fn unit_rate() -> f64 {
+    1.0
 }
 
 /// One finished iteration.
@@ -131,6 +140,12 @@ impl SpsaState {
                 "iterations, pairs and concurrency must be at least 1".into(),
             ));
         }
+        if !(settings.rate_factor.is_finite() && settings.rate_factor > 0.0) {
+            return Err(SpsaError::Settings(format!(
+                "the rate factor must be a positive number, not {}",
+                settings.rate_factor
+            )));
+        }
         let specs = settings
             .params
             .iter()
@@ -209,13 +224,14 @@ fn rounded(spec: &ParamSpec, value: f64) -> i32 {
 
 /// The perturbation `c_k` and learning rate `a_k` of iteration `k` (from
 /// one) of a run of `n`, for a parameter whose values at the end of the
-/// run are `step` and `rate`: `c_k` decays from `step · n^γ` to `step`,
-/// and `a_k = a / (A + k)^α` with `a` set so that `a_n / c_n² = rate`.
-fn schedule(spec: &ParamSpec, k: u64, n: u64) -> (f64, f64) {
+/// run are `step` and `rate · rate_factor`: `c_k` decays from `step · n^γ`
+/// to `step`, and `a_k = a / (A + k)^α` with `a` set so that
+/// `a_n / c_n² = rate · rate_factor`.
+fn schedule(spec: &ParamSpec, k: u64, n: u64, rate_factor: f64) -> (f64, f64) {
     let (k, n) = (k as f64, n as f64);
     let stability = STABILITY_SHARE * n;
     let c = spec.step * n.powf(GAMMA) / k.powf(GAMMA);
-    let a_end = spec.rate * spec.step * spec.step;
+    let a_end = spec.rate * rate_factor * spec.step * spec.step;
     let a = a_end * (stability + n).powf(ALPHA) / (stability + k).powf(ALPHA);
     (c, a)
 }
@@ -342,7 +358,7 @@ pub fn step(state: &mut SpsaState, state_file: &Path) -> Result<(), SpsaError> {
             .zip(&state.theta)
             .zip(&signs)
             .map(|((spec, &theta), &sign)| {
-                let (c, _) = schedule(spec, k, n);
+                let (c, _) = schedule(spec, k, n, state.settings.rate_factor);
                 (*spec, rounded(spec, theta + direction * c * sign))
             })
             .collect()
@@ -351,7 +367,7 @@ pub fn step(state: &mut SpsaState, state_file: &Path) -> Result<(), SpsaError> {
     let (plus_wins, minus_wins, draws) = play(state, k, &plus, &minus, &games_file(state_file))?;
     let result = plus_wins as f64 - minus_wins as f64;
     for ((theta, spec), sign) in state.theta.iter_mut().zip(&specs).zip(&signs) {
-        let (c, a) = schedule(spec, k, n);
+        let (c, a) = schedule(spec, k, n, state.settings.rate_factor);
         *theta = (*theta + a * result / (c * sign)).clamp(f64::from(spec.min), f64::from(spec.max));
     }
     state.history.push(IterationRecord {
@@ -450,11 +466,14 @@ mod tests {
     #[test]
     fn the_schedule_ends_at_the_declared_step_and_rate() {
         let spec = SPECS[0];
-        let (c_first, a_first) = schedule(&spec, 1, 100);
-        let (c_last, a_last) = schedule(&spec, 100, 100);
+        let (c_first, a_first) = schedule(&spec, 1, 100, 1.0);
+        let (c_last, a_last) = schedule(&spec, 100, 100, 1.0);
         assert!((c_last - spec.step).abs() < 1e-9);
         assert!((a_last / (c_last * c_last) - spec.rate).abs() < 1e-12);
         assert!(c_first > c_last && a_first > a_last);
+        let (c_scaled, a_scaled) = schedule(&spec, 100, 100, 8.0);
+        assert!((c_scaled - c_last).abs() < 1e-12);
+        assert!((a_scaled / a_last - 8.0).abs() < 1e-9);
     }
 
     #[test]
@@ -476,6 +495,7 @@ mod tests {
             limit: "nodes=100".into(),
             concurrency: 1,
             seed: 1,
+            rate_factor: 1.0,
         };
         assert!(matches!(
             SpsaState::new(settings.clone()),
@@ -484,8 +504,19 @@ mod tests {
         let none = SpsaSettings {
             params: Vec::new(),
             pairs: 0,
-            ..settings
+            ..settings.clone()
         };
         assert!(matches!(SpsaState::new(none), Err(SpsaError::Settings(_))));
+        for rate_factor in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+            let bad_rate = SpsaSettings {
+                params: Vec::new(),
+                rate_factor,
+                ..settings.clone()
+            };
+            assert!(matches!(
+                SpsaState::new(bad_rate),
+                Err(SpsaError::Settings(_))
+            ));
+        }
     }
 }
