@@ -216,22 +216,11 @@ impl Record {
                 !start_side
             }
         };
-        let mut keep = self.line_len();
-        let mut removed_own = false;
-        while keep > 0 && !(removed_own && side_at(keep) == human) {
-            keep -= 1;
-            if side_at(keep) == human {
-                removed_own = true;
-            }
-        }
-        if removed_own {
-            Ok(keep)
-        } else {
-            Err(Problem::new(
-                Code::NothingToTakeBack,
-                "no move of yours to take back",
-            ))
-        }
+        // The person's last move goes, and every move after it.
+        (0..self.line_len())
+            .rev()
+            .find(|&plies| side_at(plies) == human)
+            .ok_or_else(|| Problem::new(Code::NothingToTakeBack, "no move of yours to take back"))
     }
 
     /// Every move gone.
