@@ -31,6 +31,20 @@ fn spsa(state: &Path, seed: &str, extra: &[&str]) -> String {
     String::from_utf8(output.stdout).expect("utf-8")
 }
 
+/// The standard error of an `agon spsa` run that must fail without
+/// writing its state.
+fn refused(state: &Path, extra: &[&str]) -> String {
+    let output = Command::new(env!("CARGO_BIN_EXE_agon"))
+        .args(["spsa", "--state"])
+        .arg(state)
+        .args(extra)
+        .output()
+        .expect("agon runs");
+    assert!(!output.status.success(), "{output:?}");
+    assert!(!state.exists(), "no state written");
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
 fn state(path: &Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(path).expect("a state")).expect("json")
 }
@@ -76,20 +90,12 @@ fn a_stopped_run_resumes_into_the_state_of_a_straight_run() {
 #[test]
 fn an_unknown_parameter_is_refused_with_the_known_ones() {
     let dir = scratch_dir("spsa-unknown");
-    let output = Command::new(env!("CARGO_BIN_EXE_agon"))
-        .args(["spsa", "--state"])
-        .arg(dir.join("s.json"))
-        .args(["--params", "Nonsense"])
-        .output()
-        .expect("agon runs");
-    assert!(!output.status.success());
-    let stderr = String::from_utf8_lossy(&output.stderr);
+    let stderr = refused(&dir.join("s.json"), &["--params", "Nonsense"]);
     assert!(
         stderr.contains("unknown search parameter 'Nonsense'")
             && stderr.contains("AspirationDelta"),
         "{stderr}"
     );
-    assert!(!dir.join("s.json").exists());
 }
 
 #[test]
@@ -126,16 +132,9 @@ fn the_rate_factor_scales_every_step_of_the_same_games() {
             "{unit_steps:?} {scaled_steps:?}"
         );
     }
-    let output = Command::new(env!("CARGO_BIN_EXE_agon"))
-        .args(["spsa", "--state"])
-        .arg(dir.join("zero.json"))
-        .args(["--rate-factor", "0"])
-        .output()
-        .expect("agon runs");
-    assert!(!output.status.success());
+    let stderr = refused(&dir.join("zero.json"), &["--rate-factor", "0"]);
     assert!(
-        String::from_utf8_lossy(&output.stderr).contains("rate factor must be a positive number"),
-        "{output:?}"
+        stderr.contains("rate factor must be a positive number"),
+        "{stderr}"
     );
-    assert!(!dir.join("zero.json").exists());
 }

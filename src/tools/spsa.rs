@@ -118,6 +118,23 @@ impl fmt::Display for SpsaError {
 
 impl std::error::Error for SpsaError {}
 
+impl SpsaSettings {
+    /// Why these settings cannot run, if they cannot: a new run's and a
+    /// saved one's alike.
+    fn check(&self) -> Result<(), String> {
+        if self.iterations == 0 || self.pairs == 0 || self.concurrency == 0 {
+            return Err("iterations, pairs and concurrency must be at least 1".into());
+        }
+        if !(self.rate_factor.is_finite() && self.rate_factor > 0.0) {
+            return Err(format!(
+                "the rate factor must be a positive number, not {}",
+                self.rate_factor
+            ));
+        }
+        Ok(())
+    }
+}
+
 fn spec_of(name: &str) -> Result<&'static ParamSpec, SpsaError> {
     SPECS
         .iter()
@@ -135,17 +152,7 @@ impl SpsaState {
         if settings.params.is_empty() {
             settings.params = SPECS.iter().map(|spec| spec.name.to_string()).collect();
         }
-        if settings.iterations == 0 || settings.pairs == 0 || settings.concurrency == 0 {
-            return Err(SpsaError::Settings(
-                "iterations, pairs and concurrency must be at least 1".into(),
-            ));
-        }
-        if !(settings.rate_factor.is_finite() && settings.rate_factor > 0.0) {
-            return Err(SpsaError::Settings(format!(
-                "the rate factor must be a positive number, not {}",
-                settings.rate_factor
-            )));
-        }
+        settings.check().map_err(SpsaError::Settings)?;
         let specs = settings
             .params
             .iter()
@@ -180,6 +187,7 @@ impl SpsaState {
                 "theta and the parameter list differ in length".into(),
             ));
         }
+        state.settings.check().map_err(error)?;
         Ok(state)
     }
 
@@ -518,5 +526,38 @@ mod tests {
                 Err(SpsaError::Settings(_))
             ));
         }
+    }
+
+    #[test]
+    fn a_saved_state_with_settings_that_cannot_run_is_refused() {
+        let settings = SpsaSettings {
+            engine: PathBuf::from("agon"),
+            params: vec!["AspirationDelta".into()],
+            iterations: 10,
+            pairs: 1,
+            limit: "nodes=100".into(),
+            concurrency: 1,
+            seed: 1,
+            rate_factor: 1.0,
+        };
+        let path =
+            std::env::temp_dir().join(format!("agon-spsa-check-{}.json", std::process::id()));
+        let good = SpsaState::new(settings).expect("settings that run");
+        good.save(&path).expect("saved");
+        assert_eq!(SpsaState::load(&path).expect("loads"), good);
+        for (key, value) in [("rate_factor", "-1.0"), ("pairs", "0")] {
+            let mut edited: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+            edited["settings"][key] = serde_json::from_str(value).unwrap();
+            let edited_path = path.with_extension(format!("{key}.json"));
+            std::fs::write(&edited_path, edited.to_string()).unwrap();
+            let refused = SpsaState::load(&edited_path);
+            assert!(
+                matches!(&refused, Err(SpsaError::State { .. })),
+                "{key}: {refused:?}"
+            );
+            std::fs::remove_file(edited_path).unwrap();
+        }
+        std::fs::remove_file(path).unwrap();
     }
 }
