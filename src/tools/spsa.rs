@@ -493,18 +493,23 @@ mod tests {
         assert_ne!(first, perturbation(7, 4, 40));
     }
 
-    #[test]
-    fn unknown_parameters_and_empty_runs_are_refused() {
-        let settings = SpsaSettings {
+    /// Settings of a short run tuning `param` at tiny node limits.
+    fn settings_tuning(param: &str) -> SpsaSettings {
+        SpsaSettings {
             engine: PathBuf::from("agon"),
-            params: vec!["NoSuchThing".into()],
+            params: vec![param.into()],
             iterations: 10,
             pairs: 1,
             limit: "nodes=100".into(),
             concurrency: 1,
             seed: 1,
             rate_factor: 1.0,
-        };
+        }
+    }
+
+    #[test]
+    fn unknown_parameters_and_empty_runs_are_refused() {
+        let settings = settings_tuning("NoSuchThing");
         assert!(matches!(
             SpsaState::new(settings.clone()),
             Err(SpsaError::UnknownParam(_))
@@ -530,16 +535,7 @@ mod tests {
 
     #[test]
     fn a_saved_state_with_settings_that_cannot_run_is_refused() {
-        let settings = SpsaSettings {
-            engine: PathBuf::from("agon"),
-            params: vec!["AspirationDelta".into()],
-            iterations: 10,
-            pairs: 1,
-            limit: "nodes=100".into(),
-            concurrency: 1,
-            seed: 1,
-            rate_factor: 1.0,
-        };
+        let settings = settings_tuning("AspirationDelta");
         let path =
             std::env::temp_dir().join(format!("agon-spsa-check-{}.json", std::process::id()));
         let good = SpsaState::new(settings).expect("settings that run");
