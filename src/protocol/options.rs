@@ -215,6 +215,10 @@ static OPTIONS: LazyLock<Vec<OptionSpec>> = LazyLock::new(|| {
             "Search StabilityTime",
             Kind::Check(|s| &mut s.engine.tuning.stability_time),
         ),
+        developer(
+            "Search Progress",
+            Kind::Check(|s| &mut s.engine.tuning.progress),
+        ),
     ];
     options.extend(SPECS.iter().enumerate().map(|(index, spec)| {
         developer(

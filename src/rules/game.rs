@@ -115,6 +115,17 @@ impl Game {
         self.positions.iter().map(Position::key)
     }
 
+    /// Plies played since the last move that steps cannot undo (see
+    /// [`Position::is_progress`]), or since the start if there was none.
+    pub fn plies_without_progress(&self) -> usize {
+        self.positions
+            .iter()
+            .zip(&self.moves)
+            .rev()
+            .take_while(|(before, mv)| !before.is_progress(**mv))
+            .count()
+    }
+
     /// Plays a move already known to be legal.
     pub fn play(&mut self, mv: Move) {
         let next = self.position().make_move(mv);
@@ -166,6 +177,7 @@ fn same_board(a: &Position, b: &Position) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::rules::legal_moves;
     use crate::rules::notation::{START_FEN, parse_fen};
 
     #[test]
@@ -179,6 +191,23 @@ mod tests {
         }
         assert_eq!(game.repetitions(), 3);
         assert_eq!(game.result(), GameResult::Draw);
+    }
+
+    #[test]
+    fn plies_without_progress_count_back_to_the_last_inward_step_or_relocation() {
+        let mut game = Game::new(parse_fen(START_FEN).unwrap());
+        assert_eq!(game.plies_without_progress(), 0);
+        for (text, count) in [("f1e1", 1), ("f11g11", 2), ("e1e2", 0), ("g11f11", 1)] {
+            game.play_text(text).unwrap();
+            assert_eq!(game.plies_without_progress(), count, "after {text}");
+        }
+        // White's captured guard on e7 goes back to the outer ring: outward,
+        // yet it can never be undone by steps either.
+        let mut relocating = Game::new(parse_fen("q5/7/8/9/3G*5g/11/10/9/8/7/Gg3Q w 1").unwrap());
+        let outer = legal_moves(relocating.position()).as_slice()[0];
+        assert!(outer.to().ring() > outer.from().ring());
+        relocating.play(outer);
+        assert_eq!(relocating.plies_without_progress(), 0);
     }
 
     #[test]

@@ -312,6 +312,15 @@ impl Position {
         }
     }
 
+    /// Whether `mv`, a legal move here, is one that steps can never undo:
+    /// an inward step (no piece steps outward) or a relocation (which
+    /// follows a capture). The plies between such moves are a game's
+    /// counterpart of chess's fifty-move count.
+    #[inline]
+    pub fn is_progress(&self, mv: Move) -> bool {
+        self.captured(self.side) != 0 || mv.to().ring() < mv.from().ring()
+    }
+
     /// Plays `mv` for the side to move and returns the new position. The move
     /// must be legal (see `movegen`); captures are resolved here.
     #[inline]

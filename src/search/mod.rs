@@ -225,6 +225,9 @@ pub(crate) struct Tuning {
     /// Time by stability: a move whose best move keeps changing gets more
     /// of its budget, one whose best move is settled less.
     pub stability_time: bool,
+    /// Fade the evaluation with the plies gone without an inward step or
+    /// a relocation (`Search ProgressPlies` sets how fast).
+    pub progress: bool,
     /// Centi-guards by which the searching side rates a repetition below
     /// an even score.
     pub contempt: i32,
@@ -255,6 +258,7 @@ impl Default for Tuning {
             threat_extension: false,
             continuation_history: false,
             stability_time: false,
+            progress: false,
             contempt: 0,
             eval_percent: eval::FULL_PERCENTS,
             use_network: true,

@@ -45,6 +45,9 @@ pub struct Shared<'a> {
     pub node_counts: Vec<AtomicU64>,
     /// Keys of the positions of the game so far, the root included.
     pub history_keys: Vec<u64>,
+    /// Plies the game has gone without progress before the root (see
+    /// [`crate::rules::Position::is_progress`]).
+    pub root_plies_without_progress: u32,
     /// The position searched.
     pub root: Position,
     /// The moves the root may play.
@@ -139,6 +142,9 @@ pub struct Worker<'a, 'h> {
     /// The move that reached each ply (none at the root and after a pass),
     /// for the continuation history.
     played: [Option<Move>; MAX_PLY + 2],
+    /// Plies without progress (no inward step, no relocation) up to each
+    /// ply, the game's included.
+    plies_without_progress: [u32; MAX_PLY + 2],
     /// The depth of the iteration under way.
     iteration: i32,
 }
@@ -172,6 +178,19 @@ fn reduction_table(params: &Params) -> &'static [[i32; 64]; 64] {
     })));
     tables.push((key, table));
     table
+}
+
+/// `score` faded linearly with the plies gone without progress, to half
+/// of it after `half_after` plies and no further: a side that stands better
+/// then gains by pressing inward, where walking around a ring keeps its
+/// advantage on the board but never wins (a game is drawn by repetition or
+/// goes on forever). The fade stops at half so that it never outweighs what
+/// the position is worth.
+fn fade_without_progress(score: i32, plies: u32, half_after: i32) -> i32 {
+    let half_after = i64::from(half_after.max(1));
+    let plies = i64::from(plies).min(half_after);
+    let faded = i64::from(score) * (2 * half_after - plies) / (2 * half_after);
+    i32::try_from(faded).unwrap_or(score)
 }
 
 fn filter_slot(key: u64) -> usize {
@@ -217,6 +236,7 @@ impl<'a, 'h> Worker<'a, 'h> {
                 .then(|| AccumulatorStack::new(shared.tuning.network.0)),
             passed: [false; MAX_PLY + 2],
             played: [None; MAX_PLY + 2],
+            plies_without_progress: [shared.root_plies_without_progress; MAX_PLY + 2],
             iteration: 0,
         }
     }
@@ -389,7 +409,7 @@ impl<'a, 'h> Worker<'a, 'h> {
         for index in first..self.root_moves.len() {
             let mv = self.root_moves[index].mv;
             let child = root.make_move(mv);
-            self.played[1] = Some(mv);
+            self.descend(0, &root, Some(mv));
             let score = if index == first {
                 -self.negamax(&child, depth - 1, -beta, -alpha, 1, true)
             } else {
@@ -645,7 +665,7 @@ impl<'a, 'h> Worker<'a, 'h> {
             }
             let child = position.make_move(mv);
             self.shared.tt.prefetch(child.key());
-            self.played[ply + 1] = Some(mv);
+            self.descend(ply, position, Some(mv));
             let score = if index == 0 {
                 -self.negamax(&child, depth - 1, -beta, -alpha, ply + 1, pv_node)
             } else {
@@ -738,7 +758,7 @@ impl<'a, 'h> Worker<'a, 'h> {
             let reduction =
                 params[Param::NullMoveReduction] + depth / params[Param::NullMoveDivisor].max(1);
             self.passed[ply + 1] = true;
-            self.played[ply + 1] = None;
+            self.descend(ply, position, None);
             let score = -self.negamax(
                 &position.with_turn_passed(),
                 depth - 1 - reduction,
@@ -772,12 +792,33 @@ impl<'a, 'h> Worker<'a, 'h> {
         }
     }
 
+    /// Records the move from `ply` to the next (`None` for a passed turn).
+    #[inline]
+    fn descend(&mut self, ply: usize, position: &Position, mv: Option<Move>) {
+        self.played[ply + 1] = mv;
+        self.plies_without_progress[ply + 1] = match mv {
+            Some(mv) if position.is_progress(mv) => 0,
+            _ => self.plies_without_progress[ply].saturating_add(1),
+        };
+    }
+
     /// The static evaluation: the one place where the network and the
-    /// hand-written terms meet.
+    /// hand-written terms meet, and where an advantage fades while nothing
+    /// moves inward.
     fn evaluate(&mut self, position: &Position, ply: usize) -> i32 {
-        match &mut self.accumulators {
+        let score = match &mut self.accumulators {
             Some(stack) => stack.evaluate(ply),
             None => evaluate(position, &self.shared.tuning.eval_percent),
+        };
+        let tuning = &self.shared.tuning;
+        if tuning.progress {
+            fade_without_progress(
+                score,
+                self.plies_without_progress[ply],
+                tuning.params[Param::ProgressPlies],
+            )
+        } else {
+            score
         }
     }
 
@@ -873,6 +914,7 @@ impl<'a, 'h> Worker<'a, 'h> {
         }
         for &mv in candidates.iter() {
             let child = position.make_move(mv);
+            self.descend(ply, position, Some(mv));
             let score = -self.quiescence(&child, -beta, -alpha, ply + 1, depth + 1);
             if self.shared.stopped() {
                 return 0;

@@ -4,6 +4,7 @@
 use super::*;
 use crate::rules::position::FormationOutcome;
 use crate::rules::{Color, GameResult, Position, START_FEN, legal_moves, parse_fen, parse_move};
+use crate::search::params;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
@@ -361,4 +362,71 @@ fn self_play_from_varied_openings_only_plays_legal_moves() {
         }
     }
     assert!(searched > 2000, "games ended too soon: {searched} searches");
+}
+
+/// One ply deep, without quiescence, a root score is the best of the
+/// children's evaluations. With `Search Progress` on, each is faded by the
+/// plies without progress that lead to it, the game's own included: after
+/// `ProgressPlies` of them a move around a ring is worth exactly half, and
+/// a move inward (which starts the count again) its full value.
+#[test]
+fn progress_fades_the_score_with_the_games_plies_without_progress() {
+    let half_after = 4;
+    let search = |progress: bool, game: &Game, moves: &[Move]| {
+        let mut tuning = Tuning {
+            progress,
+            quiescence: false,
+            ..Tuning::default()
+        };
+        tuning.params.values[params::Param::ProgressPlies as usize] = half_after;
+        let mut engine = Engine::new(EngineOptions {
+            hash_mib: 4,
+            tuning,
+            ..EngineOptions::default()
+        });
+        let limits = SearchLimits {
+            depth: Some(1),
+            searchmoves: moves.to_vec(),
+            ..SearchLimits::default()
+        };
+        match engine
+            .search(game, &limits, &SearchControl::default(), |_| {})
+            .score
+        {
+            Score::Centi(value) => value,
+            Score::Mate(moves) => panic!("mate in {moves}"),
+        }
+    };
+    let mut walked =
+        Game::new(parse_fen("6/7/3g4/3G5/1qG4G2/9g1/1g4G3/2G3Q2/g1G1g2g/7/6 w 25").unwrap());
+    while walked.plies_without_progress() < half_after as usize {
+        let position = *walked.position();
+        let around = legal_moves(&position)
+            .iter()
+            .copied()
+            .find(|&mv| !position.is_progress(mv))
+            .expect("a move around a ring");
+        walked.play(around);
+    }
+    let fresh = Game::new(*walked.position());
+    let (inward, around): (Vec<Move>, Vec<Move>) = legal_moves(walked.position())
+        .iter()
+        .partition(|&&mv| walked.position().is_progress(mv));
+    assert!(!inward.is_empty() && !around.is_empty());
+    let around_full = search(false, &walked, &around);
+    assert!(
+        around_full > 100,
+        "White should stand better: {around_full}"
+    );
+    assert_eq!(search(true, &walked, &around), around_full / 2);
+    // From a fresh start the children have gone one ply without progress.
+    let one_ply_faded = 2 * half_after - 1;
+    assert_eq!(
+        search(true, &fresh, &around),
+        around_full * one_ply_faded / (2 * half_after)
+    );
+    assert_eq!(
+        search(true, &walked, &inward),
+        search(false, &walked, &inward)
+    );
 }

@@ -45,6 +45,8 @@ pub(crate) fn run(
         limits,
         node_counts: (0..histories.len()).map(|_| AtomicU64::new(0)).collect(),
         history_keys: game.history_keys().collect(),
+        root_plies_without_progress: u32::try_from(game.plies_without_progress())
+            .unwrap_or(u32::MAX),
         root,
         root_moves,
         multipv: options.multipv,
