@@ -5,18 +5,12 @@ use agon::protocol::command::{MAX_PERFT_DEPTH, MIN_PERFT_DEPTH};
 use agon::rules::{START_FEN, parse_fen};
 use agon::tools::analyze::AnalyzeSettings;
 use agon::tools::perft::{write_divide, write_perft_table};
+use agon::tools::serve::ServeSettings;
+use agon::tools::threads_parser;
 use clap::builder::RangedU64ValueParser;
 use clap::{Parser, Subcommand};
 use std::io::{self, Write};
 use std::process::ExitCode;
-
-/// The most threads or jobs a tool runs (the engine's `Threads` maximum).
-const MAX_THREADS: u64 = 256;
-
-/// Threads or jobs: 1 to [`MAX_THREADS`].
-fn threads() -> RangedU64ValueParser<usize> {
-    RangedU64ValueParser::new().range(1..=MAX_THREADS)
-}
 
 #[derive(Parser)]
 #[command(
@@ -51,7 +45,7 @@ enum Command {
         #[arg(long)]
         divide: bool,
         /// Worker threads over the root moves.
-        #[arg(long, default_value_t = 1, value_parser = threads())]
+        #[arg(long, default_value_t = 1, value_parser = threads_parser())]
         threads: usize,
     },
     /// Search a fixed set of positions to a fixed depth: node count and speed.
@@ -61,7 +55,7 @@ enum Command {
               value_parser = clap::value_parser!(u32).range(1..=i64::from(agon::tools::bench::MAX_DEPTH)))]
         depth: u32,
         /// Search threads (the node count is repeatable with one only).
-        #[arg(long, default_value_t = 1, value_parser = threads())]
+        #[arg(long, default_value_t = 1, value_parser = threads_parser())]
         threads: usize,
         /// The evaluation (default: the engine's, the network).
         #[arg(long, value_enum)]
@@ -122,7 +116,7 @@ enum Command {
         #[arg(long, default_value_t = 5000)]
         nodes: u64,
         /// Games played at once, one search thread each.
-        #[arg(long, default_value_t = 1, value_parser = threads())]
+        #[arg(long, default_value_t = 1, value_parser = threads_parser())]
         threads: usize,
         /// Stop when the file holds this many games (across the shards: each
         /// makes its share).
@@ -195,7 +189,7 @@ enum Command {
         #[arg(long, default_value_t = 1)]
         seed: u64,
         /// Threads sharing each batch.
-        #[arg(long, default_value_t = 2, value_parser = threads())]
+        #[arg(long, default_value_t = 2, value_parser = threads_parser())]
         threads: usize,
     },
     /// Play, watch and analyse games in the browser: a local web server; its
@@ -218,45 +212,7 @@ enum Command {
     /// Serve the GUI's page to many anonymous visitors at once, each playing
     /// their own games against a pool of engines, stored in SQLite; the first
     /// output line is the URL.
-    Serve {
-        /// Address to listen on.
-        #[arg(long, default_value = "127.0.0.1")]
-        host: std::net::IpAddr,
-        /// Port to listen on (0: a free one).
-        #[arg(long, default_value_t = 8080)]
-        port: u16,
-        /// The SQLite database of the games (created when missing).
-        #[arg(long, default_value = "agon-games.sqlite")]
-        db: std::path::PathBuf,
-        /// Engine processes (default: the number of cores).
-        #[arg(long, value_parser = threads())]
-        engines: Option<usize>,
-        /// Engine searches that may wait before new moves are refused with 503.
-        #[arg(long, default_value_t = 512, value_parser = RangedU64ValueParser::<usize>::new().range(1..=1_000_000))]
-        queue: usize,
-        /// Requests a second allowed from one client address (bursts of twice that).
-        #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..))]
-        rate: u32,
-        /// Visitors held in memory at most: past it the least recently active
-        /// idle one is dropped (their games stay stored), or with every one
-        /// busy a new visitor is refused with 503.
-        #[arg(long, default_value_t = 5000, value_parser = RangedU64ValueParser::<usize>::new().range(1..=10_000_000))]
-        max_visitors: usize,
-        /// Behind a TLS reverse proxy: the client address is the last
-        /// X-Forwarded-For entry and the cookie is Secure.
-        #[arg(long)]
-        behind_proxy: bool,
-        /// An Origin allowed on state-changing requests (repeatable; default:
-        /// the origin of the request's Host).
-        #[arg(long = "origin")]
-        origins: Vec<String>,
-        /// Finished games are deleted after this many days without a change.
-        #[arg(long, default_value_t = 30)]
-        keep_finished_days: u64,
-        /// Unfinished games are deleted after this many days without a change.
-        #[arg(long, default_value_t = 90)]
-        keep_unfinished_days: u64,
-    },
+    Serve(ServeSettings),
     /// Simulated visitors playing whole games against an `agon serve` at URL
     /// through the page's HTTP API; prints requests, games, errors and latencies.
     Loadtest {
@@ -299,10 +255,10 @@ enum Command {
         #[arg(long, default_value_t = 16, value_parser = RangedU64ValueParser::<usize>::new().range(1..=65536))]
         hash: usize,
         /// Lines reported per position.
-        #[arg(long, default_value_t = 1, value_parser = threads())]
+        #[arg(long, default_value_t = 1, value_parser = threads_parser())]
         multipv: usize,
         /// Worker threads.
-        #[arg(long, default_value_t = 2, value_parser = threads())]
+        #[arg(long, default_value_t = 2, value_parser = threads_parser())]
         jobs: usize,
     },
 }
@@ -432,34 +388,7 @@ fn main() -> ExitCode {
             engines,
         })
         .map_err(Into::into),
-        Some(Command::Serve {
-            host,
-            port,
-            db,
-            engines,
-            queue,
-            rate,
-            max_visitors,
-            behind_proxy,
-            origins,
-            keep_finished_days,
-            keep_unfinished_days,
-        }) => agon::tools::serve::run(&agon::tools::serve::ServeSettings {
-            host,
-            port,
-            db,
-            engines: engines.unwrap_or_else(|| {
-                std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
-            }),
-            queue,
-            rate,
-            max_visitors,
-            behind_proxy,
-            origins,
-            keep_finished_days,
-            keep_unfinished_days,
-        })
-        .map_err(Into::into),
+        Some(Command::Serve(settings)) => agon::tools::serve::run(&settings).map_err(Into::into),
         Some(Command::Loadtest {
             url,
             visitors,
@@ -566,7 +495,7 @@ struct SpsaArgs {
     #[arg(long, default_value = "tc=1+0.01")]
     limit: String,
     /// Games at once.
-    #[arg(long, default_value_t = 1, value_parser = threads())]
+    #[arg(long, default_value_t = 1, value_parser = threads_parser())]
     concurrency: usize,
     /// Seed of the perturbations and openings.
     #[arg(long, default_value_t = 1)]

@@ -2,10 +2,10 @@
 //! names, types, ranges, and the checks applied to new values.
 
 use super::command::quote;
-use crate::search::EngineOptions;
 use crate::search::eval::Term;
 use crate::search::nnue::{Network, NetworkError, NetworkRef};
 use crate::search::params::SPECS;
+use crate::search::{EngineOptions, MAX_THREADS};
 use std::fmt;
 use std::sync::LazyLock;
 
@@ -150,7 +150,7 @@ const MAX_EVAL_PERCENT: u64 = 1000;
 static OPTIONS: LazyLock<Vec<OptionSpec>> = LazyLock::new(|| {
     let mut options = vec![
         listed("Hash", spin(1, 65_536, |s| &mut s.engine.hash_mib)),
-        listed("Threads", spin(1, 256, |s| &mut s.engine.threads)),
+        listed("Threads", spin(1, MAX_THREADS, |s| &mut s.engine.threads)),
         listed("MultiPV", spin(1, 256, |s| &mut s.engine.multipv)),
         listed(
             "Move Overhead",

@@ -159,6 +159,10 @@ pub(crate) struct SearchControl {
 /// How often a finished search held back by `go infinite` or pondering
 /// checks whether it may answer; short enough to be invisible next to a
 /// GUI's latency.
+/// The most search threads (the `Threads` option's maximum); the tools'
+/// thread and job counts share it.
+pub const MAX_THREADS: u64 = 256;
+
 const HOLD_POLL: Duration = Duration::from_millis(1);
 
 impl SearchControl {

@@ -16,3 +16,9 @@ pub mod spsa;
 pub mod stats;
 pub mod train;
 pub mod tune;
+
+/// Command-line parser of a count of threads or jobs: 1 to the engine's
+/// `Threads` maximum.
+pub fn threads_parser() -> clap::builder::RangedU64ValueParser<usize> {
+    clap::builder::RangedU64ValueParser::new().range(1..=crate::search::MAX_THREADS)
+}

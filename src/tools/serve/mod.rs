@@ -14,6 +14,7 @@ mod visitors;
 
 pub use visitors::MAX_GAMES_IN_PROGRESS;
 
+use clap::builder::RangedU64ValueParser;
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -28,30 +29,55 @@ const HOUSEKEEPING: Duration = Duration::from_secs(60);
 /// Pruning runs at start-up and then once in this many housekeeping rounds (an hour).
 const PRUNE_EVERY: u32 = 60;
 
-/// What `agon serve` was asked for.
+/// What `agon serve` was asked for: its command line.
+#[derive(clap::Args, Clone, Debug)]
 pub struct ServeSettings {
     /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1")]
     pub host: IpAddr,
-    /// Port; 0 picks a free one.
+    /// Port to listen on (0: a free one).
+    #[arg(long, default_value_t = 8080)]
     pub port: u16,
-    /// The SQLite database of the games.
+    /// The SQLite database of the games (created when missing).
+    #[arg(long, default_value = "agon-games.sqlite")]
     pub db: PathBuf,
-    /// Engine processes.
-    pub engines: usize,
+    /// Engine processes (default: the number of cores).
+    #[arg(long, value_parser = crate::tools::threads_parser())]
+    pub engines: Option<usize>,
     /// Engine searches that may wait before new moves are refused with 503.
+    #[arg(long, default_value_t = 512, value_parser = RangedU64ValueParser::<usize>::new().range(1..=1_000_000))]
     pub queue: usize,
-    /// Requests a second from one client address.
+    /// Requests a second allowed from one client address (bursts of twice that).
+    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..))]
     pub rate: u32,
-    /// Visitors held in memory at most.
+    /// Visitors held in memory at most: past it the least recently active
+    /// idle one is dropped (their games stay stored), or with every one
+    /// busy a new visitor is refused with 503.
+    #[arg(long, default_value_t = 5000, value_parser = RangedU64ValueParser::<usize>::new().range(1..=10_000_000))]
     pub max_visitors: usize,
-    /// Behind a reverse proxy that speaks TLS and sets `X-Forwarded-For`.
+    /// Behind a TLS reverse proxy: the client address is the last
+    /// X-Forwarded-For entry and the cookie is Secure.
+    #[arg(long)]
     pub behind_proxy: bool,
-    /// `Origin` values allowed on state-changing requests (default: the `Host`'s).
+    /// An Origin allowed on state-changing requests (repeatable; default:
+    /// the origin of the request's Host).
+    #[arg(long = "origin")]
     pub origins: Vec<String>,
     /// Finished games are deleted after this many days without a change.
+    #[arg(long, default_value_t = 30)]
     pub keep_finished_days: u64,
     /// Unfinished games are deleted after this many days without a change.
+    #[arg(long, default_value_t = 90)]
     pub keep_unfinished_days: u64,
+}
+
+impl ServeSettings {
+    /// Engine processes to start: as asked, else one per core.
+    pub fn engine_count(&self) -> usize {
+        self.engines.unwrap_or_else(|| {
+            std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+        })
+    }
 }
 
 /// Runs the server until SIGTERM or Ctrl-C.
@@ -83,8 +109,9 @@ async fn serve(settings: &ServeSettings, store: store::Store) -> Result<(), Stri
         Err(error) => log::warn!("cannot prune old games: {error}"),
     }
     let outcome: Arc<dyn pool::Outcome> = registry.clone();
+    let engine_count = settings.engine_count();
     let engines = pool::Pool::start(
-        settings.engines,
+        engine_count,
         settings.queue,
         &me,
         &[],
@@ -110,7 +137,7 @@ async fn serve(settings: &ServeSettings, store: store::Store) -> Result<(), Stri
     });
     let url = format!("{}/", origin.url);
     crate::tools::gui::announce(&url)?;
-    log::info!("serving at {url} with {} engines", settings.engines);
+    log::info!("serving at {url} with {engine_count} engines");
     let chores = tokio::spawn(housekeeping(
         Arc::clone(&registry),
         limiter,
