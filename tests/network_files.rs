@@ -5,12 +5,9 @@
 //! as a win.
 
 mod common;
-use agon::search::nnue::{BUCKETS, FILE_SIZE, HIDDEN, INPUTS, Network};
+use agon::search::nnue::{BUCKETS, FILE_SIZE, HEADER, HIDDEN, INPUTS, Network};
 use common::{Agon, scratch_dir};
 use std::time::{Duration, Instant};
-
-/// Bytes before the weights: magic, inputs, hidden units, buckets.
-const HEADER: usize = 20;
 /// Inputs times hidden units, plus the hidden biases: the i16 values
 /// scaled by QA.
 const HIDDEN_VALUES: usize = INPUTS * HIDDEN + HIDDEN;

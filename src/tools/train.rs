@@ -13,7 +13,7 @@ use super::seeds::part_seed;
 use crate::rules::Position;
 use crate::search::nnue::{
     BUCKETS, EMBEDDED_PATH, HIDDEN, INPUT_WEIGHT_LIMIT, INPUTS, MAX_ACTIVE as MAX_FEATURES,
-    Network, OUTPUT_WEIGHT_LIMIT, QA, QB, SCALE, bucket, features,
+    Network, OUTPUT_WEIGHT_LIMIT, PARAMETERS, QA, QB, SCALE, bucket, features,
 };
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
@@ -477,12 +477,8 @@ impl Checkpoint {
     /// Magic, epochs, rate, Adam's steps, fingerprint, parameter count.
     const HEADER: usize = 8 + 4 + 4 + 4 + 8 + 8;
 
-    fn parameter_count() -> usize {
-        INPUTS * HIDDEN + HIDDEN + BUCKETS * (2 * HIDDEN + 1)
-    }
-
     fn file_size() -> u64 {
-        (Self::HEADER + 3 * 4 * Self::parameter_count()) as u64
+        (Self::HEADER + 3 * 4 * PARAMETERS) as u64
     }
 
     fn to_bytes(&self) -> Vec<u8> {
@@ -492,7 +488,7 @@ impl Checkpoint {
         bytes.extend_from_slice(&self.rate.to_le_bytes());
         bytes.extend_from_slice(&self.adam.steps.to_le_bytes());
         bytes.extend_from_slice(&self.fingerprint.to_le_bytes());
-        bytes.extend_from_slice(&(Self::parameter_count() as u64).to_le_bytes());
+        bytes.extend_from_slice(&(PARAMETERS as u64).to_le_bytes());
         let values = self
             .network
             .parameters()
@@ -536,8 +532,7 @@ impl Checkpoint {
         for ((value, _), stored) in network.parameters_mut().zip(floats.by_ref()) {
             *value = stored;
         }
-        let count = Self::parameter_count();
-        let first: Vec<f32> = floats.by_ref().take(count).collect();
+        let first: Vec<f32> = floats.by_ref().take(PARAMETERS).collect();
         let second: Vec<f32> = floats.collect();
         Ok(Checkpoint {
             epochs: u32::from_le_bytes(word(8)),
@@ -847,6 +842,13 @@ mod tests {
     use super::*;
     use crate::rules::parse_fen;
     use crate::tools::bench::bench_fens;
+
+    #[test]
+    fn the_float_network_has_the_engines_count_of_numbers() {
+        assert_eq!(FloatNetwork::zero().parameters().count(), PARAMETERS);
+        let mut zero = FloatNetwork::zero();
+        assert_eq!(zero.parameters_mut().count(), PARAMETERS);
+    }
 
     #[test]
     fn integer_inference_agrees_with_the_float_network() {

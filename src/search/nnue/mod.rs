@@ -36,13 +36,16 @@ const MAGIC: &[u8; 8] = b"AGONNUE2";
 /// bucket count in the header.
 const MAGIC_V1: &[u8; 8] = b"AGONNUE1";
 /// Bytes before the weights: magic, inputs, hidden units, buckets.
-const HEADER: usize = MAGIC.len() + 12;
+pub const HEADER: usize = MAGIC.len() + 12;
 /// Bytes before the weights in the first format: magic, inputs, hidden
 /// units.
 const HEADER_V1: usize = MAGIC_V1.len() + 8;
-/// Bytes of a network file.
-pub const FILE_SIZE: usize =
-    HEADER + 2 * (INPUTS * HIDDEN + HIDDEN + BUCKETS * 2 * HIDDEN) + 4 * BUCKETS;
+/// The network's numbers: the hidden layer's weights and biases, then each
+/// bucket's output weights (both views) and bias.
+pub const PARAMETERS: usize = INPUTS * HIDDEN + HIDDEN + BUCKETS * (2 * HIDDEN + 1);
+/// Bytes of a network file: every number an `i16` but the output biases,
+/// which are `i32`.
+pub const FILE_SIZE: usize = HEADER + 2 * (PARAMETERS - BUCKETS) + 4 * BUCKETS;
 /// Bytes of a network file of the first format (still read, never written).
 pub const FILE_SIZE_V1: usize = HEADER_V1 + 2 * (INPUTS * HIDDEN + HIDDEN + 2 * HIDDEN) + 4;
 /// The cells within two steps of the throne: the throne, its ring and the
