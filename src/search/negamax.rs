@@ -181,8 +181,8 @@ fn reduction_table(params: &Params) -> &'static [[i32; 64]; 64] {
 }
 
 /// `score` faded linearly with the plies gone without progress, to half
-/// of it after `half_after` plies and no further: a side that stands better
-/// then gains by pressing inward, where walking around a ring keeps its
+/// of it after `half_after` plies and no further: the side that stands
+/// better then gains by pressing inward, where walking around a ring keeps its
 /// advantage on the board but never wins (a game is drawn by repetition or
 /// goes on forever). The fade stops at half so that it never outweighs what
 /// the position is worth.
@@ -803,15 +803,22 @@ impl<'a, 'h> Worker<'a, 'h> {
     }
 
     /// The static evaluation: the one place where the network and the
-    /// hand-written terms meet, and where an advantage fades while nothing
-    /// moves inward.
+    /// hand-written terms meet, and where the searching side's advantage
+    /// fades while nothing moves inward. Only its advantage: faded
+    /// disadvantages would teach it to walk around when behind, and take
+    /// repetitions against weaker opponents.
     fn evaluate(&mut self, position: &Position, ply: usize) -> i32 {
         let score = match &mut self.accumulators {
             Some(stack) => stack.evaluate(ply),
             None => evaluate(position, &self.shared.tuning.eval_percent),
         };
         let tuning = &self.shared.tuning;
-        if tuning.progress {
+        let searching_side_ahead = if ply.is_multiple_of(2) {
+            score > 0
+        } else {
+            score < 0
+        };
+        if tuning.progress && searching_side_ahead {
             fade_without_progress(
                 score,
                 self.plies_without_progress[ply],

@@ -429,4 +429,11 @@ fn progress_fades_the_score_with_the_games_plies_without_progress() {
         search(true, &walked, &inward),
         search(false, &walked, &inward)
     );
+    // Black, behind, is searched as if nothing faded.
+    let mut behind = walked.clone();
+    behind.play(around[0]);
+    let black_moves: Vec<Move> = legal_moves(behind.position()).iter().copied().collect();
+    let unfaded = search(false, &behind, &black_moves);
+    assert!(unfaded < -100, "Black should stand worse: {unfaded}");
+    assert_eq!(search(true, &behind, &black_moves), unfaded);
 }
