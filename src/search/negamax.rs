@@ -180,8 +180,8 @@ fn reduction_table(params: &Params) -> &'static [[i32; 64]; 64] {
     table
 }
 
-/// `score` faded linearly with the plies gone without progress, to half
-/// of it after `half_after` plies and no further: the side that stands
+/// `score` faded linearly with the plies gone without progress (past the
+/// grace), to half of it after `half_after` plies and no further: the side that stands
 /// better then gains by pressing inward, where walking around a ring keeps its
 /// advantage on the board but never wins (a game is drawn by repetition or
 /// goes on forever). The fade stops at half so that it never outweighs what
@@ -821,7 +821,9 @@ impl<'a, 'h> Worker<'a, 'h> {
         if tuning.progress && searching_side_ahead {
             fade_without_progress(
                 score,
-                self.plies_without_progress[ply],
+                self.plies_without_progress[ply].saturating_sub(
+                    u32::try_from(tuning.params[Param::ProgressGrace]).unwrap_or(0),
+                ),
                 tuning.params[Param::ProgressPlies],
             )
         } else {

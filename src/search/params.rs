@@ -71,8 +71,10 @@ params! {
     MovePruningFactor: 3, 1, 12, 0.7, 0.002;
     /// The largest history bonus (the bonus is depth squared).
     HistoryBonusMax: 1200, 50, 8000, 100.0, 0.002;
-    /// With `Search Progress`, the evaluation fades to half after this many
-    /// plies without an inward step or a relocation.
+    /// With `Search Progress`, the searching side's advantage starts to
+    /// fade after this many plies without an inward step or a relocation...
+    ProgressGrace: 30, 0, 2000, 5.0, 0.002;
+    /// ...and has faded to half this many plies later.
     ProgressPlies: 100, 4, 2000, 10.0, 0.002;
     /// The soft time budget (no new iteration after it), percent of the
     /// optimum time per move.

@@ -379,6 +379,7 @@ fn progress_fades_the_score_with_the_games_plies_without_progress() {
             ..Tuning::default()
         };
         tuning.params.values[params::Param::ProgressPlies as usize] = half_after;
+        tuning.params.values[params::Param::ProgressGrace as usize] = 0;
         let mut engine = Engine::new(EngineOptions {
             hash_mib: 4,
             tuning,
