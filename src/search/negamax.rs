@@ -181,11 +181,11 @@ fn reduction_table(params: &Params) -> &'static [[i32; 64]; 64] {
 }
 
 /// `score` faded linearly with the plies gone without progress (past the
-/// grace), to half of it after `half_after` plies and no further: the side that stands
-/// better then gains by pressing inward, where walking around a ring keeps its
-/// advantage on the board but never wins (a game is drawn by repetition or
-/// goes on forever). The fade stops at half so that it never outweighs what
-/// the position is worth.
+/// grace), to half of it after `half_after` plies and no further: the side
+/// that stands better then gains by pressing inward, where walking around a
+/// ring keeps its advantage on the board but never wins (a game is drawn by
+/// repetition or goes on forever). The fade stops at half so that it never
+/// outweighs what the position is worth.
 fn fade_without_progress(score: i32, plies: u32, half_after: i32) -> i32 {
     let half_after = i64::from(half_after.max(1));
     let plies = i64::from(plies).min(half_after);
@@ -792,14 +792,17 @@ impl<'a, 'h> Worker<'a, 'h> {
         }
     }
 
-    /// Records the move from `ply` to the next (`None` for a passed turn).
+    /// Records the move from `ply` to the next (`None` for a passed turn);
+    /// the count without progress only when something reads it.
     #[inline]
     fn descend(&mut self, ply: usize, position: &Position, mv: Option<Move>) {
         self.played[ply + 1] = mv;
-        self.plies_without_progress[ply + 1] = match mv {
-            Some(mv) if position.is_progress(mv) => 0,
-            _ => self.plies_without_progress[ply].saturating_add(1),
-        };
+        if self.shared.tuning.progress {
+            self.plies_without_progress[ply + 1] = match mv {
+                Some(mv) if position.is_progress(mv) => 0,
+                _ => self.plies_without_progress[ply].saturating_add(1),
+            };
+        }
     }
 
     /// The static evaluation: the one place where the network and the
@@ -813,12 +816,15 @@ impl<'a, 'h> Worker<'a, 'h> {
             None => evaluate(position, &self.shared.tuning.eval_percent),
         };
         let tuning = &self.shared.tuning;
+        if !tuning.progress {
+            return score;
+        }
         let searching_side_ahead = if ply.is_multiple_of(2) {
             score > 0
         } else {
             score < 0
         };
-        if tuning.progress && searching_side_ahead {
+        if searching_side_ahead {
             fade_without_progress(
                 score,
                 self.plies_without_progress[ply].saturating_sub(
