@@ -481,8 +481,10 @@ struct SpsaArgs {
     /// The engine program (default: this one).
     #[arg(long)]
     engine: Option<std::path::PathBuf>,
-    /// Parameters to tune, by name, comma-separated (default: all;
-    /// protocol.md lists them under "Developer options").
+    /// Parameters to tune, by name, comma-separated (default: all but
+    /// those of parts switched off by default; a named one of those is
+    /// tuned with its part switched on; protocol.md lists them under
+    /// "Developer options").
     #[arg(long, value_delimiter = ',')]
     params: Vec<String>,
     /// Iterations of the run.

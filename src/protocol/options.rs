@@ -4,7 +4,7 @@
 use super::command::quote;
 use crate::search::eval::Term;
 use crate::search::nnue::{Network, NetworkError, NetworkRef};
-use crate::search::params::SPECS;
+use crate::search::params::{PROGRESS_SWITCH, SPECS};
 use crate::search::{EngineOptions, MAX_THREADS};
 use std::fmt;
 use std::sync::LazyLock;
@@ -216,7 +216,7 @@ static OPTIONS: LazyLock<Vec<OptionSpec>> = LazyLock::new(|| {
             Kind::Check(|s| &mut s.engine.tuning.stability_time),
         ),
         developer(
-            "Search Progress",
+            PROGRESS_SWITCH,
             Kind::Check(|s| &mut s.engine.tuning.progress),
         ),
     ];
@@ -439,6 +439,16 @@ mod tests {
         assert_eq!(names.len(), OPTIONS.len());
         for term in Term::ALL {
             assert!(find(term.option_name()).is_some(), "{term:?}");
+        }
+    }
+
+    #[test]
+    fn every_switch_a_parameter_needs_is_a_check_option() {
+        for spec in SPECS {
+            for switch in spec.needs {
+                let option = find(switch).unwrap_or_else(|| panic!("{spec:?}"));
+                assert!(matches!(option.kind, Kind::Check(_)), "{spec:?}");
+            }
         }
     }
 

@@ -21,10 +21,17 @@ pub struct ParamSpec {
     pub step: f64,
     /// The SPSA learning rate at the end of a run.
     pub rate: f64,
+    /// The developer switches (check options) without which it does not
+    /// act: `agon spsa` leaves it out unless named, and turns these on in
+    /// both engines when it is tuned.
+    pub needs: &'static [&'static str],
 }
 
+/// The developer switch of the fade without progress.
+pub const PROGRESS_SWITCH: &str = "Search Progress";
+
 macro_rules! params {
-    ($($(#[$doc:meta])* $variant:ident: $default:expr, $min:expr, $max:expr, $step:expr, $rate:expr;)*) => {
+    ($($(#[$doc:meta])* $variant:ident: $default:expr, $min:expr, $max:expr, $step:expr, $rate:expr $(, needs $switch:expr)?;)*) => {
         /// A tunable parameter of the search.
         #[derive(Clone, Copy, Debug, PartialEq, Eq)]
         pub enum Param {
@@ -41,6 +48,7 @@ macro_rules! params {
                 max: $max,
                 step: $step,
                 rate: $rate,
+                needs: &[$($switch)?],
             },)*
         ];
     };
@@ -73,9 +81,9 @@ params! {
     HistoryBonusMax: 1200, 50, 8000, 100.0, 0.002;
     /// With `Search Progress`, the searching side's advantage starts to
     /// fade after this many plies without an inward step or a relocation...
-    ProgressGrace: 30, 0, 2000, 5.0, 0.002;
+    ProgressGrace: 30, 0, 2000, 5.0, 0.002, needs PROGRESS_SWITCH;
     /// ...and has faded to half this many plies later.
-    ProgressPlies: 100, 4, 2000, 10.0, 0.002;
+    ProgressPlies: 100, 4, 2000, 10.0, 0.002, needs PROGRESS_SWITCH;
     /// The soft time budget (no new iteration after it), percent of the
     /// optimum time per move.
     TimeSoftPercent: 60, 20, 200, 6.0, 0.002;

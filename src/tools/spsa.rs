@@ -150,7 +150,11 @@ impl SpsaState {
     /// An unknown parameter or settings that cannot run.
     pub fn new(mut settings: SpsaSettings) -> Result<SpsaState, SpsaError> {
         if settings.params.is_empty() {
-            settings.params = SPECS.iter().map(|spec| spec.name.to_string()).collect();
+            settings.params = SPECS
+                .iter()
+                .filter(|spec| spec.needs.is_empty())
+                .map(|spec| spec.name.to_string())
+                .collect();
         }
         settings.check().map_err(SpsaError::Settings)?;
         let specs = settings
@@ -259,6 +263,17 @@ fn engine_args(settings: &SpsaSettings, name: &str, values: &[(&ParamSpec, i32)]
         format!("cmd={}", settings.engine.display()),
         format!("name={name}"),
     ];
+    let mut switches: Vec<&str> = values
+        .iter()
+        .flat_map(|(spec, _)| spec.needs.iter().copied())
+        .collect();
+    switches.sort_unstable();
+    switches.dedup();
+    args.extend(
+        switches
+            .iter()
+            .map(|switch| format!("option.{switch}=true")),
+    );
     args.extend(
         values
             .iter()
@@ -505,6 +520,38 @@ mod tests {
             seed: 1,
             rate_factor: 1.0,
         }
+    }
+
+    #[test]
+    fn parameters_of_a_switched_off_part_are_tuned_only_when_named_and_then_switched_on() {
+        let all = SpsaState::new(SpsaSettings {
+            params: Vec::new(),
+            ..settings_tuning("")
+        })
+        .expect("the default run");
+        assert!(
+            all.settings
+                .params
+                .iter()
+                .any(|name| name == "AspirationDelta")
+        );
+        assert!(
+            !all.settings
+                .params
+                .iter()
+                .any(|name| name == "ProgressGrace")
+        );
+        let named = SpsaState::new(settings_tuning("ProgressGrace")).expect("a named run");
+        let args = engine_args(&named.settings, "plus", &named.values());
+        assert_eq!(
+            args[3..],
+            [
+                "option.Search Progress=true".to_string(),
+                "option.Search ProgressGrace=30".to_string()
+            ]
+        );
+        let plain = engine_args(&all.settings, "plus", &all.values());
+        assert!(!plain.iter().any(|arg| arg.contains("Search Progress=")));
     }
 
     #[test]
