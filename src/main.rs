@@ -6,7 +6,7 @@ use agon::rules::{START_FEN, parse_fen};
 use agon::tools::analyze::AnalyzeSettings;
 use agon::tools::perft::{write_divide, write_perft_table};
 use agon::tools::serve::ServeSettings;
-use agon::tools::threads_parser;
+use agon::tools::{hash_parser, multipv_parser, threads_parser};
 use clap::builder::RangedU64ValueParser;
 use clap::{Parser, Subcommand};
 use std::io::{self, Write};
@@ -144,8 +144,8 @@ enum Command {
         /// Games reaching this many plies are scored drawn.
         #[arg(long, default_value_t = 400)]
         max_plies: u32,
-        /// Transposition table per game thread, MiB.
-        #[arg(long, default_value_t = 8)]
+        /// Transposition table per game thread, MiB (1 to 65536, as the engine's `Hash`).
+        #[arg(long, default_value_t = 8, value_parser = hash_parser())]
         hash: usize,
         /// The evaluation the searches use.
         #[arg(long, value_enum, default_value_t = Evaluation::Hand)]
@@ -252,10 +252,10 @@ enum Command {
         #[arg(long, value_parser = clap::value_parser!(u64).range(1..=agon::tools::analyze::MAX_MOVETIME_MS))]
         movetime: Option<u64>,
         /// Transposition table per worker, MiB (1 to 65536, as the engine's `Hash`).
-        #[arg(long, default_value_t = 16, value_parser = RangedU64ValueParser::<usize>::new().range(1..=65536))]
+        #[arg(long, default_value_t = 16, value_parser = hash_parser())]
         hash: usize,
-        /// Lines reported per position.
-        #[arg(long, default_value_t = 1, value_parser = threads_parser())]
+        /// Lines reported per position (1 to 256, as the engine's `MultiPV`).
+        #[arg(long, default_value_t = 1, value_parser = multipv_parser())]
         multipv: usize,
         /// Worker threads.
         #[arg(long, default_value_t = 2, value_parser = threads_parser())]

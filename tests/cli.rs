@@ -44,7 +44,15 @@ fn depths_and_counts_out_of_range_are_refused() {
     assert_refused(&["analyze", "--movetime", "-5"], "-5");
     assert_refused(&["analyze", "--movetime", "0"], "--movetime");
     assert_refused(&["analyze", "--hash", "0"], "--hash");
+    assert_refused(&["analyze", "--hash", "65537"], "--hash");
+    assert_refused(&["analyze", "--multipv", "0"], "--multipv");
+    assert_refused(&["analyze", "--multipv", "257"], "--multipv");
     assert_refused(&["analyze", "--jobs", "0"], "--jobs");
+    assert_refused(&["datagen", "--output", "d.bin", "--hash", "0"], "--hash");
+    assert_refused(
+        &["datagen", "--output", "d.bin", "--hash", "1000000"],
+        "--hash",
+    );
     assert_refused(&["analyze", "/no/such/positions"], "cannot open");
     assert_refused(&["tune", "/no/such/records"], "/no/such/records");
     assert_refused(

@@ -5,7 +5,7 @@ use super::command::quote;
 use crate::search::eval::Term;
 use crate::search::nnue::{Network, NetworkError, NetworkRef};
 use crate::search::params::{PROGRESS_SWITCH, SPECS};
-use crate::search::{EngineOptions, MAX_THREADS};
+use crate::search::{EngineOptions, MAX_HASH_MIB, MAX_MULTIPV, MAX_THREADS};
 use std::fmt;
 use std::sync::LazyLock;
 
@@ -149,9 +149,9 @@ const MAX_EVAL_PERCENT: u64 = 1000;
 /// developer option per evaluation term.
 static OPTIONS: LazyLock<Vec<OptionSpec>> = LazyLock::new(|| {
     let mut options = vec![
-        listed("Hash", spin(1, 65_536, |s| &mut s.engine.hash_mib)),
+        listed("Hash", spin(1, MAX_HASH_MIB, |s| &mut s.engine.hash_mib)),
         listed("Threads", spin(1, MAX_THREADS, |s| &mut s.engine.threads)),
-        listed("MultiPV", spin(1, 256, |s| &mut s.engine.multipv)),
+        listed("MultiPV", spin(1, MAX_MULTIPV, |s| &mut s.engine.multipv)),
         listed(
             "Move Overhead",
             spin(0, 10_000, |s| &mut s.engine.move_overhead_ms),

@@ -156,13 +156,20 @@ pub(crate) struct SearchControl {
     pub best_so_far: Arc<Mutex<Option<BestMove>>>,
 }
 
-/// How often a finished search held back by `go infinite` or pondering
-/// checks whether it may answer; short enough to be invisible next to a
-/// GUI's latency.
 /// The most search threads (the `Threads` option's maximum); the tools'
 /// thread and job counts share it.
 pub const MAX_THREADS: u64 = 256;
 
+/// The largest transposition table, MiB (the `Hash` option's maximum); the
+/// tools' table sizes share it.
+pub const MAX_HASH_MIB: u64 = 65_536;
+
+/// The most lines a search reports (the `MultiPV` option's maximum).
+pub const MAX_MULTIPV: u64 = 256;
+
+/// How often a finished search held back by `go infinite` or pondering
+/// checks whether it may answer; short enough to be invisible next to a
+/// GUI's latency.
 const HOLD_POLL: Duration = Duration::from_millis(1);
 
 impl SearchControl {

@@ -22,3 +22,15 @@ pub mod tune;
 pub fn threads_parser() -> clap::builder::RangedU64ValueParser<usize> {
     clap::builder::RangedU64ValueParser::new().range(1..=crate::search::MAX_THREADS)
 }
+
+/// Command-line parser of a transposition table size in MiB: 1 to the
+/// engine's `Hash` maximum.
+pub fn hash_parser() -> clap::builder::RangedU64ValueParser<usize> {
+    clap::builder::RangedU64ValueParser::new().range(1..=crate::search::MAX_HASH_MIB)
+}
+
+/// Command-line parser of a count of reported lines: 1 to the engine's
+/// `MultiPV` maximum.
+pub fn multipv_parser() -> clap::builder::RangedU64ValueParser<usize> {
+    clap::builder::RangedU64ValueParser::new().range(1..=crate::search::MAX_MULTIPV)
+}
