@@ -63,7 +63,7 @@ fn save_after_10000_games(c: &mut Criterion) {
     };
     let mut standing = Standing::default();
     for number in 1..=GAMES {
-        standing.add(&config, number, game(number).result);
+        standing.add(&config, &game(number));
     }
     let state = SavedState {
         args,

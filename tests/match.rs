@@ -114,6 +114,36 @@ fn a_paired_match_completes_with_readable_records() {
 }
 
 #[test]
+fn the_summary_counts_the_draws_an_engine_stood_better_in() {
+    let engine = scripted();
+    let output = agon_match(&[
+        "-engine",
+        &format!("cmd={engine}"),
+        "name=boaster",
+        "args=boast",
+        "-engine",
+        &format!("cmd={engine}"),
+        "name=modest",
+        "args=good",
+        "-each",
+        "st=0.05",
+        "-games",
+        "4",
+        "-repeat",
+    ]);
+    let text = stdout(&output);
+    assert!(output.status.success(), "{text}");
+    assert_eq!(
+        last_summary(&text).last().map(String::as_str),
+        Some(
+            "Draws: 4 of 4 games (4 by repetition); boaster stood better in 4, modest in 0 \
+             (own scores over the last 10 moves averaging +0.50 or more)"
+        ),
+        "{text}"
+    );
+}
+
+#[test]
 fn misbehaving_engines_lose_with_the_right_reason_and_the_run_goes_on() {
     let dir = scratch_dir("misbehaving");
     let jsonl = dir.join("games.jsonl");
@@ -413,6 +443,8 @@ fn printed_statistics_equal_reference_values() {
             "Games: 20, Wins: 8, Losses: 4, Draws: 8, Points: 12.0 (60.00 %)",
             "Ptnml(0-2): [1, 1, 3, 3, 2], WL/DD Ratio: 0.50",
             "LLR: 0.13 (4.3%) (-2.94, 2.94) [0.00, 10.00]",
+            "Draws: 8 of 20 games (8 by repetition); first stood better in 0, second in 0 \
+             (own scores over the last 10 moves averaging +0.50 or more)",
         ]
     );
 }

@@ -7,6 +7,7 @@ position draws by repetition after eight plies. The first argument picks a
 misbehaviour:
 
   good      plays the shuffle
+  boast     plays the shuffle, reporting +0.80 for itself every move
   crash     exits instead of answering its second `go`
   illegal   answers `go` with the illegal move f1f3
   silent    answers `isready` but never `go`
@@ -66,7 +67,8 @@ def main():
                 continue
             side = plies % 2
             move = SHUFFLE[side][(plies // 2) % 2]
-            say("info depth 1 score cp %d nodes 1 pv %s" % (10 - plies, move))
+            score = 80 if mode == "boast" else 10 - plies
+            say("info depth 1 score cp %d nodes 1 pv %s" % (score, move))
             say("bestmove " + move)
         elif command == "quit":
             return

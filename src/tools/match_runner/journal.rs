@@ -105,7 +105,7 @@ impl Journal {
     pub(crate) fn finish(&mut self, config: &MatchConfig) -> Result<(), MatchError> {
         for (number, record) in std::mem::take(&mut self.pending) {
             self.files.append(&record)?;
-            self.standing.add(config, number, record.result);
+            self.standing.add(config, &record);
             self.recorded_beyond.insert(number);
         }
         self.save(config)
@@ -126,7 +126,7 @@ impl Journal {
                 return Ok(());
             };
             self.files.append(&record)?;
-            self.standing.add(config, next, record.result);
+            self.standing.add(config, &record);
             self.recorded_through = next;
         }
     }
@@ -184,7 +184,7 @@ pub(crate) fn with_pending<'a>(
 ) -> Standing {
     let mut all = standing.clone();
     for record in pending {
-        all.add(config, record.game, record.result);
+        all.add(config, record);
     }
     all
 }

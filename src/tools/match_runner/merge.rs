@@ -120,9 +120,9 @@ impl Merged {
                         format!("a game {}", record.game),
                     ));
                 }
-                recounted.add(config, record.game, record.result);
+                recounted.add(config, record);
             }
-            if recounted != state.standing {
+            if !recounted.same_results(&state.standing) {
                 return Err(MatchError::content(
                     &file,
                     format!(
@@ -187,7 +187,7 @@ pub fn run(
         heading.push_str(&format!("; no state of shard(s) {}", missing.join(", ")));
     }
     write(out, &heading)?;
-    for line in statistics_lines(config, &merged.standing.tallies(config)) {
+    for line in statistics_lines(config, &merged.standing) {
         write(out, &line)?;
     }
     if let (Some(path), Some(records)) = (jsonl, records) {

@@ -3,6 +3,7 @@
 //! JSON-lines records, saves a state from which a stopped run resumes, and
 //! plays one shard of a run split over many machines.
 
+pub mod draws;
 pub mod engine;
 pub mod error;
 pub(crate) mod journal;
@@ -695,7 +696,7 @@ impl Runner {
 
     fn print_statistics(&self) {
         let config = &self.shared.config;
-        for line in statistics_lines(config, &self.journal.standing(config).tallies(config)) {
+        for line in statistics_lines(config, &self.journal.standing(config)) {
             println!("{line}");
         }
         let _ = std::io::stdout().flush();

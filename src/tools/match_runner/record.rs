@@ -441,17 +441,35 @@ pub fn read_jsonl(path: &Path, length: u64) -> Result<Vec<GameRecord>, MatchErro
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn record(game: u64) -> GameRecord {
+impl GameRecord {
+    /// Game `game` of engine `a` (White) against `b` from the start
+    /// position, without moves.
+    pub(crate) fn sample(game: u64, result: Verdict, termination: Ending) -> GameRecord {
         GameRecord {
             game,
             round: 1,
             white: "a".into(),
             black: "b".into(),
-            result: Verdict::Win(Color::White),
-            termination: Ending::Formation,
+            result,
+            termination,
+            reason: String::new(),
+            fen: crate::rules::START_FEN.into(),
+            book: Vec::new(),
+            moves: Vec::new(),
+            white_time_control: "10+0.1".into(),
+            black_time_control: "10+0.1".into(),
+            final_fen: crate::rules::START_FEN.into(),
+            date: "2024.01.02".into(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(game: u64) -> GameRecord {
+        GameRecord {
             reason: "white formation".into(),
             fen: "x b 7".into(),
             book: vec!["f11f10".into()],
@@ -461,10 +479,8 @@ mod tests {
                 depth: Some(8),
                 time_ms: 120,
             }],
-            white_time_control: "10+0.1".into(),
-            black_time_control: "10+0.1".into(),
             final_fen: "y".into(),
-            date: "2024.01.02".into(),
+            ..GameRecord::sample(game, Verdict::Win(Color::White), Ending::Formation)
         }
     }
 

@@ -2,8 +2,9 @@
 //! colours, opening), which shard plays it, and the standing of finished
 //! games with pairs kept together, the same whichever process played them.
 
+use super::draws::DrawTally;
 use super::options::MatchConfig;
-use super::record::Verdict;
+use super::record::{GameRecord, Verdict};
 use crate::rules::Color;
 use crate::tools::stats::{SprtConfig, Tally, summary_lines};
 use serde::{Deserialize, Serialize};
@@ -74,11 +75,27 @@ pub struct Standing {
     tallies: Vec<Tally>,
     /// Games whose pair partner is not counted yet, by 1-based number.
     open: BTreeMap<u64, Verdict>,
+    /// The drawn games of each encounter (none in a state written before
+    /// they were counted: then they cover only the games played since).
+    #[serde(default)]
+    draws: Vec<DrawTally>,
 }
 
 impl Standing {
-    /// Counts game `number` (1-based) with its result.
-    pub fn add(&mut self, config: &MatchConfig, number: u64, result: Verdict) {
+    /// Counts `record`, the game of its number.
+    pub fn add(&mut self, config: &MatchConfig, record: &GameRecord) {
+        let encounters = config.encounters().len();
+        let place = slot(config, encounters, record.game - 1);
+        if self.draws.len() < encounters {
+            self.draws.resize(encounters, DrawTally::default());
+        }
+        self.draws[place.encounter].add(record, first_engine_color(&place));
+        self.add_result(config, record.game, record.result);
+    }
+
+    /// Counts game `number` (1-based) with its result, in its encounter's
+    /// tally or, with `-repeat`, with its pair partner once both are in.
+    fn add_result(&mut self, config: &MatchConfig, number: u64, result: Verdict) {
         let encounters = config.encounters().len();
         if self.tallies.len() < encounters {
             self.tallies.resize(encounters, Tally::new());
@@ -119,9 +136,21 @@ impl Standing {
         for (mine, theirs) in self.tallies.iter_mut().zip(&other.tallies) {
             mine.merge(theirs);
         }
-        for (&number, &result) in &other.open {
-            self.add(config, number, result);
+        if self.draws.len() < other.draws.len() {
+            self.draws.resize(other.draws.len(), DrawTally::default());
         }
+        for (mine, theirs) in self.draws.iter_mut().zip(&other.draws) {
+            mine.merge(theirs);
+        }
+        for (&number, &result) in &other.open {
+            self.add_result(config, number, result);
+        }
+    }
+
+    /// Whether `other` counts the same results (the draws aside, which a
+    /// state of an older version does not hold).
+    pub fn same_results(&self, other: &Standing) -> bool {
+        (&self.tallies, &self.open) == (&other.tallies, &other.open)
     }
 
     /// Games counted.
@@ -157,11 +186,12 @@ fn first_engine_color(place: &Slot) -> Color {
 
 /// The statistics block of every encounter that has games (of the only
 /// one when there is one): a heading, then the summary lines.
-pub fn statistics_lines(config: &MatchConfig, tallies: &[Tally]) -> Vec<String> {
+pub fn statistics_lines(config: &MatchConfig, standing: &Standing) -> Vec<String> {
     let encounters = config.encounters();
     let sprt: Option<&SprtConfig> = config.sprt.as_ref();
+    let tallies = standing.tallies(config);
     let mut lines = Vec::new();
-    for (&(first, second), tally) in encounters.iter().zip(tallies) {
+    for (index, (&(first, second), tally)) in encounters.iter().zip(&tallies).enumerate() {
         if tally.games() == 0 && encounters.len() > 1 {
             continue;
         }
@@ -174,6 +204,8 @@ pub fn statistics_lines(config: &MatchConfig, tallies: &[Tally]) -> Vec<String> 
             engines[second].limits.describe()
         ));
         lines.extend(summary_lines(tally, sprt));
+        let draws = standing.draws.get(index).copied().unwrap_or_default();
+        lines.extend(draws.line(&engines[first].name, &engines[second].name));
     }
     lines
 }
@@ -182,6 +214,7 @@ pub fn statistics_lines(config: &MatchConfig, tallies: &[Tally]) -> Vec<String> 
 mod tests {
     use super::*;
     use crate::tools::match_runner::options::{Request, parse};
+    use crate::tools::match_runner::record::Ending;
     use std::collections::BTreeSet;
 
     fn config(text: &str) -> MatchConfig {
@@ -288,11 +321,14 @@ mod tests {
             Verdict::Draw,
             Verdict::Win(Color::White),
         ];
-        let result = |number: u64| verdicts[(number * 7 % 5) as usize];
+        let game = |number: u64| {
+            let verdict = verdicts[(number * 7 % 5) as usize];
+            GameRecord::sample(number, verdict, Ending::Repetition)
+        };
         let total = whole.total_games();
         let mut all = Standing::default();
         for number in 1..=total {
-            all.add(&whole, number, result(number));
+            all.add(&whole, &game(number));
         }
         assert_eq!(all.games(), total);
         let mut merged = Standing::default();
@@ -302,17 +338,29 @@ mod tests {
             let mut own = Standing::default();
             // Later games first: a pair is the same pair in either order.
             for number in (1..=total).rev().filter(|&n| is_own_game(&shard, 3, n - 1)) {
-                own.add(&whole, number, result(number));
+                own.add(&whole, &game(number));
             }
             merged.merge(&whole, &own);
         }
         assert_eq!(merged.tallies(&whole), all.tallies(&whole));
+        assert_eq!(merged.draws, all.draws);
+        let drawn = (1..=total).filter(|&n| game(n).result == Verdict::Draw);
+        assert_eq!(
+            all.draws.iter().map(DrawTally::draws).sum::<u64>(),
+            drawn.count() as u64
+        );
         // A game whose partner is missing counts alone.
         let mut open = Standing::default();
-        open.add(&whole, 1, Verdict::Win(Color::White));
+        open.add(
+            &whole,
+            &GameRecord::sample(1, Verdict::Win(Color::White), Ending::Formation),
+        );
         let tally = open.first_tally(&whole);
         assert_eq!((tally.wins, tally.pairs()), (1, 0));
-        open.add(&whole, 2, Verdict::Draw);
+        open.add(
+            &whole,
+            &GameRecord::sample(2, Verdict::Draw, Ending::Repetition),
+        );
         assert_eq!(open.first_tally(&whole).pairs(), 1);
     }
 }
