@@ -2,7 +2,7 @@
 //! engine stood better by its own scores, an advantage it did not convert.
 
 use super::record::{Ending, GameRecord, ScoreRecord, Verdict};
-use crate::rules::{Color, parse_fen};
+use crate::rules::Color;
 use serde::{Deserialize, Serialize};
 
 /// The moves at the end of a game whose scores tell how an engine stood.
@@ -91,10 +91,9 @@ impl DrawTally {
 }
 
 /// The mean of the last [`LAST_MOVES`] scores the engine playing `color`
-/// reported in `record`, from its own side; none when it reported none or
-/// the record's position cannot be read.
+/// reported in `record`, from its own side; none when it reported none.
 pub fn standing(record: &GameRecord, color: Color) -> Option<i32> {
-    let start = parse_fen(&record.fen).ok()?.side_to_move();
+    let start = record.start_side();
     let first_mover = if record.book.len().is_multiple_of(2) {
         start
     } else {

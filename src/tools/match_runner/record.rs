@@ -170,6 +170,16 @@ pub struct GameRecord {
 }
 
 impl GameRecord {
+    /// The side to move in the position the opening starts from: White
+    /// unless the FEN names Black.
+    pub fn start_side(&self) -> Color {
+        if self.fen.split_whitespace().nth(1) == Some("b") {
+            Color::Black
+        } else {
+            Color::White
+        }
+    }
+
     /// The PGN-style text of the game, ending with a blank line.
     pub fn pgn(&self) -> String {
         let mut text = String::new();
@@ -195,7 +205,7 @@ impl GameRecord {
         }
         tag("Termination", self.termination.tag());
         text.push('\n');
-        let white_first = self.fen.split_whitespace().nth(1) != Some("b");
+        let white_first = self.start_side() == Color::White;
         let first_number: u32 = self
             .fen
             .split_whitespace()
