@@ -719,7 +719,7 @@ async fn a_game_review_finds_the_planted_blunder() {
     open_pgn(&page, "tests/data/gui-planted-blunder.pgn").await;
     assert!(page.text("#graph .empty").await.contains("no scores"));
     review(&page).await;
-    // Ply 67, White's f6f1, is the blunder planted in the record.
+    // Ply 74, Black's d7d6, is the blunder planted in the record.
     let blunders = page
         .js("return Array.from(document.querySelectorAll('#review-list li[data-mark=blunder]')).map(li => li.dataset.ply);")
         .await;
@@ -727,17 +727,17 @@ async fn a_game_review_finds_the_planted_blunder() {
         blunders
             .as_array()
             .unwrap()
-            .contains(&serde_json::json!("67")),
+            .contains(&serde_json::json!("74")),
         "blunders found: {blunders}"
     );
     assert_eq!(
-        page.js("return document.querySelector('#moves .ply[data-ply=\"67\"]').dataset.mark;")
+        page.js("return document.querySelector('#moves .ply[data-ply=\"74\"]').dataset.mark;")
             .await,
         "blunder"
     );
     assert!(
         page.flag(
-            "return !!document.querySelector('#graph circle.mark.blunder[data-ply=\"67\"]');"
+            "return !!document.querySelector('#graph circle.mark.blunder[data-ply=\"74\"]');"
         )
         .await
     );
@@ -745,9 +745,9 @@ async fn a_game_review_finds_the_planted_blunder() {
         page.text("#graph .empty").await.is_empty(),
         "the graph has the review's scores"
     );
-    page.click("#review-list li[data-ply=\"67\"]").await;
+    page.click("#review-list li[data-ply=\"74\"]").await;
     page.wait_until("the blunder shown", async || {
-        page.js("return state.cursor;").await == 67
+        page.js("return state.cursor;").await == 74
     })
     .await;
     page.screenshot("review").await;
