@@ -40,7 +40,7 @@ fn game(number: u64) -> GameRecord {
             Verdict::Win(Color::Black),
         ][number as usize % 3],
         termination: Ending::Formation,
-        reason: "white formation".into(),
+        reason: "white wins by formation".into(),
         fen: "q1G1g1/6G/G7/9/g8g/11/G8G/9/7g/g6/1G1g1Q w 1".into(),
         book: vec!["b1a1".into(), "d1d2".into(), "j5i5".into(), "a2b2".into()],
         moves,

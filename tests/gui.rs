@@ -256,7 +256,7 @@ async fn match_records_open_step_to_the_end_and_round_trip() {
         .args([
             "-engine",
             &format!("cmd={me}"),
-            "args=random",
+            "args=random --seed 3",
             "name=random",
             "depth=1",
         ])

@@ -37,7 +37,7 @@ class Game:
     ``headers`` keeps the PGN tags in file order (for a JSON-lines record,
     the tags ``agon match -pgnout`` writes for it). ``result`` is ``"1-0"``,
     ``"0-1"``, ``"1/2-1/2"`` or ``"*"``; ``reason`` is the closing comment
-    (e.g. ``"white formation"``); ``number`` is the game's number in the
+    (e.g. ``"white wins by formation"``); ``number`` is the game's number in the
     match for a JSON-lines record and ``None`` for PGN.
     """
 

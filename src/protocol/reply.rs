@@ -3,7 +3,7 @@
 //! the command.
 
 use super::command::{GoParams, QueryKind};
-use crate::rules::{Color, GameResult, Move, Termination};
+use crate::rules::{Color, GameResult, Move};
 use crate::search::{Bound, Clock, SearchLimits, SearchReport};
 use std::fmt::Write;
 use std::time::{Duration, Instant};
@@ -42,22 +42,6 @@ pub(crate) fn bestmove_line(best: Option<Move>, ponder: Option<Move>, with_ponde
         (None, _) => "bestmove (none)".to_string(),
         (Some(best), Some(ponder)) if with_ponder => format!("bestmove {best} ponder {ponder}"),
         (Some(best), _) => format!("bestmove {best}"),
-    }
-}
-
-/// How a finished game ended, in the words of `info string game over:`.
-pub(crate) fn describe_result(result: GameResult) -> String {
-    match result {
-        GameResult::Ongoing => "the game goes on".to_string(),
-        GameResult::Draw => "draw by threefold repetition".to_string(),
-        GameResult::Win { winner, reason } => {
-            let (winner, loser) = (winner.name(), (!winner).name());
-            match reason {
-                Termination::Formation => format!("{winner} wins by formation"),
-                Termination::Forfeit => format!("{winner} wins, {loser} forfeited"),
-                Termination::NoMoves => format!("{winner} wins, {loser} has no legal move"),
-            }
-        }
     }
 }
 
@@ -118,6 +102,7 @@ pub(crate) fn search_limits(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::rules::Termination;
     use crate::rules::notation::parse_move_cells;
     use crate::search::Score;
 
@@ -167,27 +152,6 @@ mod tests {
         );
         assert_eq!(bestmove_line(best, ponder, false), "bestmove b1c2");
         assert_eq!(bestmove_line(best, None, true), "bestmove b1c2");
-    }
-
-    #[test]
-    fn game_over_wording() {
-        let win = |winner, reason| describe_result(GameResult::Win { winner, reason });
-        assert_eq!(
-            win(Color::White, Termination::Formation),
-            "white wins by formation"
-        );
-        assert_eq!(
-            win(Color::Black, Termination::Forfeit),
-            "black wins, white forfeited"
-        );
-        assert_eq!(
-            win(Color::White, Termination::NoMoves),
-            "white wins, black has no legal move"
-        );
-        assert_eq!(
-            describe_result(GameResult::Draw),
-            "draw by threefold repetition"
-        );
     }
 
     #[test]

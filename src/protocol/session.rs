@@ -7,7 +7,7 @@ use super::input::{Event, Gate, Line};
 use super::options::{self, Effect, Settings};
 use super::output::{Answer, Output};
 use super::player::Player;
-use super::reply::{bestmove_line, describe_result, info_line, query_response, search_limits};
+use super::reply::{bestmove_line, info_line, query_response, search_limits};
 use crate::rules::notation::board_picture;
 use crate::rules::perft::divide_lines;
 use crate::rules::{
@@ -343,7 +343,7 @@ impl Session {
                 return self.output.error(format_args!(
                     "move {number} '{}' comes after the end of the game ({}); position unchanged",
                     quote(text),
-                    describe_result(result)
+                    result.describe()
                 ));
             }
             if let Err(e) = game.play_text(text) {
@@ -363,7 +363,7 @@ impl Session {
         let result = self.game.result();
         if result != GameResult::Ongoing {
             return self.output.lines([
-                format!("info string game over: {}", describe_result(result)),
+                format!("info string game over: {}", result.describe()),
                 "bestmove (none)".to_string(),
             ]);
         }

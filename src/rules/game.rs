@@ -45,6 +45,25 @@ pub enum GameResult {
     Draw,
 }
 
+impl GameResult {
+    /// How the game stands, in the words of the protocol's `info string game
+    /// over:` line and of every record's closing comment.
+    pub fn describe(self) -> String {
+        match self {
+            GameResult::Ongoing => "the game goes on".to_string(),
+            GameResult::Draw => "draw by threefold repetition".to_string(),
+            GameResult::Win { winner, reason } => {
+                let (winner, loser) = (winner.name(), (!winner).name());
+                match reason {
+                    Termination::Formation => format!("{winner} wins by formation"),
+                    Termination::Forfeit => format!("{winner} wins, {loser} forfeited"),
+                    Termination::NoMoves => format!("{winner} wins, {loser} has no legal move"),
+                }
+            }
+        }
+    }
+}
+
 impl fmt::Display for GameResult {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -179,6 +198,24 @@ mod tests {
     use super::*;
     use crate::rules::legal_moves;
     use crate::rules::notation::{START_FEN, parse_fen};
+
+    #[test]
+    fn game_over_wording() {
+        let win = |winner, reason| GameResult::Win { winner, reason }.describe();
+        assert_eq!(
+            win(Color::White, Termination::Formation),
+            "white wins by formation"
+        );
+        assert_eq!(
+            win(Color::Black, Termination::Forfeit),
+            "black wins, white forfeited"
+        );
+        assert_eq!(
+            win(Color::White, Termination::NoMoves),
+            "white wins, black has no legal move"
+        );
+        assert_eq!(GameResult::Draw.describe(), "draw by threefold repetition");
+    }
 
     #[test]
     fn shuffling_back_and_forth_draws_on_the_third_occurrence() {

@@ -151,7 +151,7 @@ pub struct GameRecord {
     pub result: Verdict,
     /// The `Termination` tag.
     pub termination: Ending,
-    /// The reason in words, e.g. `white formation` or `black illegal move f1f3`.
+    /// The reason in words, e.g. `white wins by formation` or `black illegal move f1f3`.
     pub reason: String,
     /// The position the opening starts from.
     pub fen: String,
@@ -480,7 +480,7 @@ mod tests {
 
     fn record(game: u64) -> GameRecord {
         GameRecord {
-            reason: "white formation".into(),
+            reason: "white wins by formation".into(),
             fen: "x b 7".into(),
             book: vec!["f11f10".into()],
             moves: vec![MoveRecord {
@@ -499,7 +499,9 @@ mod tests {
         let text = record(1).pgn();
         assert!(text.contains("[Termination \"formation\"]"), "{text}");
         assert!(
-            text.contains("7... f11f10 {book} 8. f1f2 {+0.35/8 0.120s} {white formation} 1-0"),
+            text.contains(
+                "7... f11f10 {book} 8. f1f2 {+0.35/8 0.120s} {white wins by formation} 1-0"
+            ),
             "{text}"
         );
     }

@@ -107,27 +107,17 @@ impl Stop {
             GameResult::Draw => Some(Stop {
                 verdict: Verdict::Draw,
                 ending: Ending::Repetition,
-                reason: "draw by repetition".into(),
+                reason: result.describe(),
             }),
-            GameResult::Win { winner, reason } => {
-                let (ending, text) = match reason {
-                    Termination::Formation => {
-                        (Ending::Formation, format!("{} formation", winner.name()))
-                    }
-                    Termination::Forfeit => {
-                        (Ending::Forfeit, format!("{} forfeit", (!winner).name()))
-                    }
-                    Termination::NoMoves => (
-                        Ending::NoMoves,
-                        format!("{} has no legal move", (!winner).name()),
-                    ),
-                };
-                Some(Stop {
-                    verdict: Verdict::Win(winner),
-                    ending,
-                    reason: text,
-                })
-            }
+            GameResult::Win { winner, reason } => Some(Stop {
+                verdict: Verdict::Win(winner),
+                ending: match reason {
+                    Termination::Formation => Ending::Formation,
+                    Termination::Forfeit => Ending::Forfeit,
+                    Termination::NoMoves => Ending::NoMoves,
+                },
+                reason: result.describe(),
+            }),
         }
     }
 }

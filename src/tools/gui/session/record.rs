@@ -1,7 +1,7 @@
 //! The game record: where it starts, its moves, how it ended, reading and writing PGN.
 
 use super::{Mode, Session, read_start};
-use crate::rules::{Color, Game, GameResult, Position, Termination, to_fen};
+use crate::rules::{Color, Game, GameResult, Position, to_fen};
 use crate::tools::gui::pgn::{ReadGame, ReadMove, WhiteScore, read_games};
 use crate::tools::gui::problem::{Code, Problem};
 use crate::tools::match_runner::record::{
@@ -417,38 +417,17 @@ impl Record {
         if let Some(finish) = &self.finish {
             return Some(finish.clone());
         }
-        match self.game().result() {
-            GameResult::Ongoing => None,
-            GameResult::Draw => Some(Finish {
-                winner: None,
-                termination: "repetition".into(),
-                reason: "draw by repetition: the same position for the third time".into(),
-            }),
-            GameResult::Win { winner, reason } => Some(Finish {
-                winner: Some(winner),
-                termination: reason.name().into(),
-                reason: match reason {
-                    Termination::Formation => {
-                        format!(
-                            "{} wins: queen on the throne inside six guards",
-                            winner.name()
-                        )
-                    }
-                    Termination::Forfeit => format!(
-                        "{} wins: {} surrounded the throne without its queen",
-                        winner.name(),
-                        (!winner).name()
-                    ),
-                    Termination::NoMoves => {
-                        format!(
-                            "{} wins: {} has no legal move",
-                            winner.name(),
-                            (!winner).name()
-                        )
-                    }
-                },
-            }),
-        }
+        let result = self.game().result();
+        let (winner, termination) = match result {
+            GameResult::Ongoing => return None,
+            GameResult::Draw => (None, "repetition"),
+            GameResult::Win { winner, reason } => (Some(winner), reason.name()),
+        };
+        Some(Finish {
+            winner,
+            termination: termination.into(),
+            reason: result.describe(),
+        })
     }
 
     /// The game as a PGN record in the `agon match -pgnout` format, both
