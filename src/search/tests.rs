@@ -398,8 +398,10 @@ fn progress_fades_the_score_with_the_games_plies_without_progress() {
             Score::Mate(moves) => panic!("mate in {moves}"),
         }
     };
+    // From a match game: White's queen stands next to the throne among her
+    // guards, Black's is far off.
     let mut walked =
-        Game::new(parse_fen("6/7/3g4/3G5/1qG4G2/9g1/1g4G3/2G3Q2/g1G1g2g/7/6 w 25").unwrap());
+        Game::new(parse_fen("4g1/7/3g4/4G1G2/4Q5/4G1G3g/3G5q/4G4/g7/1g5/4g1 w 64").unwrap());
     while walked.plies_without_progress() < half_after as usize {
         let position = *walked.position();
         let around = legal_moves(&position)
