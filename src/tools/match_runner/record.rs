@@ -1,7 +1,7 @@
 //! What is kept of a finished game, and its PGN-style and JSON-lines forms.
 
 use super::error::MatchError;
-use crate::rules::Color;
+use crate::rules::{Color, GameResult, Termination};
 use crate::tools::stats::GameOutcome;
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
@@ -39,13 +39,26 @@ pub enum Ending {
 }
 
 impl Ending {
-    /// The `Termination` tag value.
+    /// How a game the rules ended ended; `None` while it goes on.
+    pub fn by_rules(result: GameResult) -> Option<Ending> {
+        match result {
+            GameResult::Ongoing => None,
+            GameResult::Draw => Some(Ending::Repetition),
+            GameResult::Win { reason, .. } => Some(match reason {
+                Termination::Formation => Ending::Formation,
+                Termination::Forfeit => Ending::Forfeit,
+                Termination::NoMoves => Ending::NoMoves,
+            }),
+        }
+    }
+
+    /// The `Termination` tag value; the rules name their own endings.
     pub fn tag(self) -> &'static str {
         match self {
-            Ending::Formation => "formation",
-            Ending::Forfeit => "forfeit",
+            Ending::Formation => Termination::Formation.name(),
+            Ending::Forfeit => Termination::Forfeit.name(),
             Ending::Repetition => "repetition",
-            Ending::NoMoves => "no-moves",
+            Ending::NoMoves => Termination::NoMoves.name(),
             Ending::Adjudication => "adjudication",
             Ending::TimeForfeit => "time forfeit",
             Ending::IllegalMove => "illegal move",

@@ -5,7 +5,7 @@ use super::engine::{EngineProcess, Failure};
 use super::openings::Opening;
 use super::options::{ClockControl, EngineSpec, Limits, Timeouts};
 use super::record::{Ending, GameRecord, MoveRecord, ScoreRecord, Verdict};
-use crate::rules::{Color, GameResult, START_FEN, Termination, to_fen};
+use crate::rules::{Color, GameResult, START_FEN, to_fen};
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
@@ -102,23 +102,16 @@ impl Stop {
     }
 
     fn from_rules(result: GameResult) -> Option<Stop> {
-        match result {
-            GameResult::Ongoing => None,
-            GameResult::Draw => Some(Stop {
-                verdict: Verdict::Draw,
-                ending: Ending::Repetition,
-                reason: result.describe(),
-            }),
-            GameResult::Win { winner, reason } => Some(Stop {
-                verdict: Verdict::Win(winner),
-                ending: match reason {
-                    Termination::Formation => Ending::Formation,
-                    Termination::Forfeit => Ending::Forfeit,
-                    Termination::NoMoves => Ending::NoMoves,
-                },
-                reason: result.describe(),
-            }),
-        }
+        let ending = Ending::by_rules(result)?;
+        let verdict = match result {
+            GameResult::Win { winner, .. } => Verdict::Win(winner),
+            _ => Verdict::Draw,
+        };
+        Some(Stop {
+            verdict,
+            ending,
+            reason: result.describe(),
+        })
     }
 }
 

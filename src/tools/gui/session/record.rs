@@ -418,14 +418,14 @@ impl Record {
             return Some(finish.clone());
         }
         let result = self.game().result();
-        let (winner, termination) = match result {
-            GameResult::Ongoing => return None,
-            GameResult::Draw => (None, "repetition"),
-            GameResult::Win { winner, reason } => (Some(winner), reason.name()),
+        let ending = Ending::by_rules(result)?;
+        let winner = match result {
+            GameResult::Win { winner, .. } => Some(winner),
+            _ => None,
         };
         Some(Finish {
             winner,
-            termination: termination.into(),
+            termination: ending.tag().into(),
             reason: result.describe(),
         })
     }
