@@ -167,6 +167,10 @@ enum Command {
         /// Allow --output to be the network built into agon (nets/agon.nnue).
         #[arg(long)]
         replace_embedded: bool,
+        /// Start from this network file's weights instead of random ones (a
+        /// new generation refining the last; --lr is then best lowered).
+        #[arg(long, conflicts_with = "resume")]
+        init: Option<std::path::PathBuf>,
         /// Passes over the training positions.
         #[arg(long, default_value_t = 10)]
         epochs: usize,
@@ -344,6 +348,7 @@ fn main() -> ExitCode {
             output,
             resume,
             replace_embedded,
+            init,
             epochs,
             batch,
             lr,
@@ -369,6 +374,7 @@ fn main() -> ExitCode {
                         threads,
                         output,
                         resume,
+                        init,
                         replace_embedded,
                     },
                     &mut io::stdout().lock(),

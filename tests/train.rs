@@ -1,7 +1,8 @@
 //! `agon train` through the binary, on records made by `agon datagen`: a
 //! run killed mid-epoch leaves the previous network or the next one, never
 //! part of one; `--resume` continues to the same losses as an uninterrupted
-//! run; the embedded network is not trained into unless asked.
+//! run; the embedded network is not trained into unless asked; `--init`
+//! starts from a network's weights.
 
 mod common;
 use agon::search::nnue::{FILE_SIZE, Network};
@@ -196,5 +197,57 @@ fn the_embedded_network_is_trained_into_only_when_asked() {
     asked.push("--replace-embedded");
     train(&asked);
     Network::load(Path::new(other_tree)).unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The validation loss before the first epoch, from a run's output.
+fn starting_loss(stdout: &str) -> f64 {
+    stdout
+        .lines()
+        .find_map(|line| line.strip_prefix("epoch 0 validation loss "))
+        .and_then(|loss| loss.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no starting loss in {stdout}"))
+}
+
+#[test]
+fn init_starts_from_a_trained_network_and_a_bad_one_stops_the_run_at_once() {
+    let dir = scratch_dir("train-init");
+    let data = records(&dir);
+    let from_random = dir.join("random.nnue");
+    let from_random = from_random.to_str().unwrap();
+    let refined = dir.join("refined.nnue");
+    let refined = refined.to_str().unwrap();
+    let embedded = agon::search::nnue::EMBEDDED_PATH;
+
+    let random_start = starting_loss(&train(&train_args(&data, from_random, "1")));
+    let mut args = train_args(&data, refined, "1");
+    args.extend(["--init", embedded]);
+    let trained_start = starting_loss(&train(&args));
+    // The shipped network already predicts these games; random weights do not.
+    assert!(
+        trained_start < random_start * 0.8,
+        "from the embedded network {trained_start}, from random weights {random_start}"
+    );
+    Network::load(Path::new(refined)).unwrap();
+
+    let missing = dir.join("missing.nnue");
+    let mut args = train_args(&data, refined, "1");
+    args.extend(["--init", missing.to_str().unwrap()]);
+    let run = run_agon(&args);
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(
+        !run.status.success() && stderr.contains("cannot start from --init"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains("records"),
+        "read the records first: {stderr}"
+    );
+
+    let mut args = train_args(&data, refined, "1");
+    args.extend(["--init", embedded, "--resume"]);
+    let run = run_agon(&args);
+    assert!(!run.status.success());
+    assert!(String::from_utf8_lossy(&run.stderr).contains("cannot be used with"));
     let _ = std::fs::remove_dir_all(&dir);
 }

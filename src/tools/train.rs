@@ -47,6 +47,9 @@ pub struct TrainSettings {
     pub output: PathBuf,
     /// Whether to continue from the checkpoint beside `output`.
     pub resume: bool,
+    /// The network file whose weights a new run starts from instead of
+    /// random ones, so that a generation refines the one before it.
+    pub init: Option<PathBuf>,
     /// Whether `output` may be the network a build embeds.
     pub replace_embedded: bool,
 }
@@ -138,6 +141,25 @@ impl FloatNetwork {
             input_bias,
             output_weights: vec![output; BUCKETS],
             output_bias: [0.0; BUCKETS],
+        }
+    }
+
+    /// The float network that rounds to `network`: dequantising and
+    /// quantising again gives the same integers.
+    pub fn dequantise(network: &Network) -> FloatNetwork {
+        let (input_weights, input_bias, output_weights, output_bias) = network.parts();
+        let scaled = |value: i16, scale: i32| f32::from(value) / scale as f32;
+        FloatNetwork {
+            input_weights: input_weights
+                .iter()
+                .map(|row| row.map(|weight| scaled(weight, QA)))
+                .collect(),
+            input_bias: input_bias.map(|bias| scaled(bias, QA)),
+            output_weights: output_weights
+                .iter()
+                .map(|row| row.map(|weight| scaled(weight, QB)))
+                .collect(),
+            output_bias: output_bias.map(|bias| bias as f32 / (QA * QB) as f32),
         }
     }
 
@@ -402,6 +424,8 @@ pub enum TrainError {
     /// The output is the network a build embeds, and `--replace-embedded`
     /// was not given.
     EmbeddedOutput(PathBuf),
+    /// The `--init` network could not be read.
+    Init(crate::search::nnue::NetworkError),
     /// `--resume` found no usable checkpoint.
     Checkpoint {
         /// The checkpoint file.
@@ -428,6 +452,7 @@ impl std::fmt::Display for TrainError {
                  --replace-embedded",
                 path.display()
             ),
+            TrainError::Init(error) => write!(f, "cannot start from --init: {error}"),
             TrainError::Checkpoint { path, reason } => {
                 write!(f, "cannot resume from {}: {reason}", path.display())
             }
@@ -550,10 +575,19 @@ impl Checkpoint {
 
 /// What a checkpoint must have been made with to be resumed: the samples
 /// in their split order, the seed, the batch size, the targets and the step
-/// sizes (the epoch count may grow, and the thread count only changes the
-/// rounding of sums).
-fn fingerprint(settings: &TrainSettings, train: &[Sample], validation: &[Sample]) -> u64 {
+/// sizes, and the network it started from (the epoch count may grow, and
+/// the thread count only changes the rounding of sums).
+fn fingerprint(
+    settings: &TrainSettings,
+    init: Option<&Network>,
+    train: &[Sample],
+    validation: &[Sample],
+) -> u64 {
     use std::hash::Hasher;
+    let mut start = std::hash::DefaultHasher::new();
+    if let Some(network) = init {
+        start.write(&network.to_bytes());
+    }
     let mut samples = std::hash::DefaultHasher::new();
     for sample in train.iter().chain(validation) {
         for view in 0..2 {
@@ -575,6 +609,7 @@ fn fingerprint(settings: &TrainSettings, train: &[Sample], validation: &[Sample]
             settings.validation_share.to_bits(),
             u64::from(settings.learning_rate.to_bits()),
             u64::from(settings.learning_rate_decay.to_bits()),
+            start.finish(),
         ],
     )
 }
@@ -588,10 +623,11 @@ fn epoch_rng(seed: u64, epoch: usize) -> StdRng {
 /// Trains on `samples` (already split), returning the network and the
 /// loss of each epoch run; writes one line per epoch to `out` and progress
 /// to `progress` every `interval`. With `settings.resume`, starts from the
-/// checkpoint beside the output.
+/// checkpoint beside the output, else from `init` or random weights.
 pub fn fit(
     train: &mut [Sample],
     validation: &[Sample],
+    init: Option<&Network>,
     settings: &TrainSettings,
     out: &mut dyn Write,
     progress: &mut dyn Write,
@@ -599,7 +635,7 @@ pub fn fit(
 ) -> Result<(FloatNetwork, Vec<EpochLoss>), TrainError> {
     let threads = settings.threads.max(1);
     let checkpoint_path = settings.checkpoint_path();
-    let fingerprint = fingerprint(settings, train, validation);
+    let fingerprint = fingerprint(settings, init, train, validation);
     let write = |out: &mut dyn Write, line: String| {
         writeln!(out, "{line}")
             .and_then(|()| out.flush())
@@ -629,7 +665,10 @@ pub fn fit(
         )?;
         checkpoint
     } else {
-        let network = FloatNetwork::random(&mut StdRng::seed_from_u64(settings.seed));
+        let network = init.map_or_else(
+            || FloatNetwork::random(&mut StdRng::seed_from_u64(settings.seed)),
+            FloatNetwork::dequantise,
+        );
         write(
             out,
             format!(
@@ -775,6 +814,13 @@ pub fn run(
     if !settings.replace_embedded && is_embedded_network(&settings.output) {
         return Err(TrainError::EmbeddedOutput(settings.output.clone()));
     }
+    // Read before the records, so that a wrong path fails at once.
+    let init = settings
+        .init
+        .as_deref()
+        .map(Network::load)
+        .transpose()
+        .map_err(TrainError::Init)?;
     let mut records = Vec::new();
     for file in files {
         let before = records.len();
@@ -823,6 +869,7 @@ pub fn run(
     fit(
         &mut train,
         &validation,
+        init.as_ref(),
         settings,
         out,
         &mut std::io::stderr(),
@@ -848,6 +895,13 @@ mod tests {
         assert_eq!(FloatNetwork::zero().parameters().count(), PARAMETERS);
         let mut zero = FloatNetwork::zero();
         assert_eq!(zero.parameters_mut().count(), PARAMETERS);
+    }
+
+    #[test]
+    fn dequantising_the_embedded_network_and_quantising_again_gives_it_back() {
+        let network = Network::embedded();
+        let again = FloatNetwork::dequantise(network).quantise(network.name());
+        assert!(again == *network, "the round trip changed the network");
     }
 
     #[test]

@@ -441,6 +441,24 @@ impl Network {
         })
     }
 
+    /// Its quantised parts, in the order [`Network::from_parts`] takes them.
+    #[allow(clippy::type_complexity)]
+    pub fn parts(
+        &self,
+    ) -> (
+        &[[i16; HIDDEN]],
+        &[i16; HIDDEN],
+        &[[i16; 2 * HIDDEN]; BUCKETS],
+        &[i32; BUCKETS],
+    ) {
+        (
+            &self.input_weights,
+            &self.input_bias,
+            &self.output_weights,
+            &self.output_bias,
+        )
+    }
+
     /// The network file's bytes.
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut bytes = Vec::with_capacity(FILE_SIZE);
