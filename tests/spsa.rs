@@ -101,20 +101,8 @@ fn an_unknown_parameter_is_refused_with_the_known_ones() {
 #[test]
 fn the_rate_factor_scales_every_step_of_the_same_games() {
     let dir = scratch_dir("spsa-rate");
-    let (unit, scaled) = (dir.join("unit.json"), dir.join("scaled.json"));
-    spsa(&unit, "4", &["--max-iterations", "1"]);
-    spsa(
-        &scaled,
-        "4",
-        &["--max-iterations", "1", "--rate-factor", "10"],
-    );
-    let (unit, scaled) = (state(&unit), state(&scaled));
-    assert_eq!(scaled["settings"]["rate_factor"], 10.0);
-    let first = |state: &serde_json::Value| state["history"][0].clone();
-    for key in ["plus_wins", "minus_wins", "draws"] {
-        assert_eq!(first(&unit)[key], first(&scaled)[key], "the same games");
-    }
     let start = [4.0, 1200.0, 30.0];
+    let first = |state: &serde_json::Value| state["history"][0].clone();
     let steps = |state: &serde_json::Value| -> Vec<f64> {
         first(state)["theta"]
             .as_array()
@@ -124,8 +112,33 @@ fn the_rate_factor_scales_every_step_of_the_same_games() {
             .map(|(theta, start)| theta.as_f64().unwrap() - start)
             .collect()
     };
+    // Whether two pairs at 300 nodes are decisive depends on the embedded
+    // network, so the first of a few seeds whose iteration moves theta is
+    // the one compared.
+    let (seed, unit) = ["4", "5", "6", "7", "8", "9", "10", "11"]
+        .into_iter()
+        .find_map(|seed| {
+            let path = dir.join(format!("unit-{seed}.json"));
+            spsa(&path, seed, &["--max-iterations", "1"]);
+            let unit = state(&path);
+            steps(&unit)
+                .iter()
+                .any(|step| *step != 0.0)
+                .then_some((seed, unit))
+        })
+        .expect("one of eight seeds has a decisive first iteration");
+    let scaled = dir.join("scaled.json");
+    spsa(
+        &scaled,
+        seed,
+        &["--max-iterations", "1", "--rate-factor", "10"],
+    );
+    let scaled = state(&scaled);
+    assert_eq!(scaled["settings"]["rate_factor"], 10.0);
+    for key in ["plus_wins", "minus_wins", "draws"] {
+        assert_eq!(first(&unit)[key], first(&scaled)[key], "the same games");
+    }
     let (unit_steps, scaled_steps) = (steps(&unit), steps(&scaled));
-    assert!(unit_steps.iter().any(|step| *step != 0.0), "{unit}");
     for (one, ten) in unit_steps.iter().zip(&scaled_steps) {
         assert!(
             (ten - 10.0 * one).abs() < 1e-9,
