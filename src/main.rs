@@ -150,6 +150,11 @@ enum Command {
         /// The evaluation the searches use.
         #[arg(long, value_enum, default_value_t = Evaluation::Hand)]
         eval: Evaluation,
+        /// A network file that plays one side instead of self-play
+        /// (repeatable: each game draws one, and a colour, at random); only
+        /// the learning side's positions are recorded.
+        #[arg(long = "opponent", value_name = "FILE")]
+        opponents: Vec<std::path::PathBuf>,
     },
     /// Train a network on `agon datagen` record files; writes the network file.
     Train {
@@ -324,25 +329,29 @@ fn main() -> ExitCode {
             max_plies,
             hash,
             eval,
-        }) => run_datagen(
-            &output.unwrap_or_default(),
-            &agon::tools::datagen::DatagenSettings {
-                nodes,
-                threads,
-                games,
-                positions,
-                time: seconds.map(std::time::Duration::from_secs),
-                shard: shard.unwrap_or_default(),
-                seed,
-                random_plies,
-                near_best_plies,
-                near_best_margin: margin,
-                max_plies,
-                hash_mib: hash,
-                use_network: eval.uses_network(),
-            },
-        )
-        .map_err(Into::into),
+            opponents,
+        }) => load_opponents(&opponents).and_then(|opponents| {
+            run_datagen(
+                &output.unwrap_or_default(),
+                &agon::tools::datagen::DatagenSettings {
+                    nodes,
+                    threads,
+                    games,
+                    positions,
+                    time: seconds.map(std::time::Duration::from_secs),
+                    shard: shard.unwrap_or_default(),
+                    seed,
+                    random_plies,
+                    near_best_plies,
+                    near_best_margin: margin,
+                    max_plies,
+                    hash_mib: hash,
+                    use_network: eval.uses_network(),
+                    opponents,
+                },
+            )
+            .map_err(Into::into)
+        }),
         Some(Command::Train {
             files,
             output,
@@ -561,6 +570,19 @@ fn run_datagen(
         &mut io::stderr(),
         std::time::Duration::from_secs(10),
     )
+}
+
+/// The `--opponent` networks of `agon datagen`, loaded for the whole run.
+fn load_opponents(
+    files: &[std::path::PathBuf],
+) -> Result<Vec<agon::search::nnue::NetworkRef>, Box<dyn std::error::Error>> {
+    files
+        .iter()
+        .map(|file| {
+            let network = agon::search::nnue::Network::load(file)?;
+            Ok(agon::search::nnue::NetworkRef(Box::leak(Box::new(network))))
+        })
+        .collect()
 }
 
 /// `agon datagen --stats`: one line per file, then the files together.

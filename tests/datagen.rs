@@ -2,7 +2,8 @@
 //! records appended across runs, progress on stderr, runs stopped by
 //! signals and kills and continued with no game lost or doubled, seeds and
 //! shards that share no game, `--stats`, a network that the engine loads
-//! with `EvalFile`, and training that lowers the validation loss.
+//! with `EvalFile`, training that lowers the validation loss, and games
+//! against opponent networks that record only the learning side.
 
 mod common;
 use common::{AGON, Agon, run_agon, scratch_dir};
@@ -329,6 +330,72 @@ fn datagen_appends_records_and_train_makes_a_network_that_learns() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// The (side to move, ply) of every record of `path`.
+fn sides_and_plies(path: &str) -> Vec<(u8, u16)> {
+    let bytes = std::fs::read(path).unwrap();
+    bytes
+        .chunks_exact(RECORD_SIZE as usize)
+        .map(|record| (record[24], u16::from_le_bytes([record[22], record[23]])))
+        .collect()
+}
+
+#[test]
+fn games_against_an_opponent_network_record_only_the_learning_side() {
+    let dir = scratch_dir("datagen-opponent");
+    let data = dir.join("mixed.bin");
+    let data = data.to_str().unwrap();
+    let opponent = concat!(env!("CARGO_MANIFEST_DIR"), "/nets/agon.nnue");
+    let stderr = datagen_with(
+        data,
+        "12",
+        "7",
+        &["--eval", "network", "--opponent", opponent],
+    );
+    assert!(
+        stderr
+            .lines()
+            .next()
+            .unwrap()
+            .ends_with(", against 1 opponent network"),
+        "{stderr}"
+    );
+    let learner: Vec<u64> = stderr
+        .lines()
+        .last()
+        .and_then(|line| line.split(" learner W/D/L ").nth(1))
+        .and_then(|rest| rest.split(' ').next())
+        .map(|counts| counts.split('/').filter_map(|n| n.parse().ok()).collect())
+        .unwrap_or_default();
+    assert!(
+        learner.len() == 3 && learner.iter().sum::<u64>() == 12,
+        "the learning side's results: {stderr}"
+    );
+    let records = sides_and_plies(data);
+    let mut games: Vec<Vec<(u8, u16)>> = Vec::new();
+    for &(side, ply) in &records {
+        match games.last_mut() {
+            Some(game) if game.last().is_some_and(|&(_, last)| ply > last) => {
+                game.push((side, ply));
+            }
+            _ => games.push(vec![(side, ply)]),
+        }
+    }
+    assert_eq!(games.len(), 12, "{records:?}");
+    for game in &games {
+        assert!(
+            game.iter().all(|&(side, _)| side == game[0].0)
+                && game.windows(2).all(|pair| (pair[1].1 - pair[0].1) % 2 == 0),
+            "a game with both sides recorded: {game:?}"
+        );
+    }
+    let white_learners = games.iter().filter(|game| game[0].0 == 0).count();
+    assert!(
+        (1..12).contains(&white_learners),
+        "the learning side plays both colours: {white_learners} of 12 games as White"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn datagen_refuses_bad_arguments() {
     let dir = scratch_dir("datagen-bad");
@@ -357,6 +424,24 @@ fn datagen_refuses_bad_arguments() {
         vec!["train", "/nonexistent.bin", "--output", data],
         vec!["datagen", "--stats", "/nonexistent.bin"],
         vec!["datagen", "--output", data, "--shard", "3/2"],
+        vec![
+            "datagen",
+            "--output",
+            data,
+            "--opponent",
+            "/nonexistent.nnue",
+            "--games",
+            "1",
+        ],
+        vec![
+            "datagen",
+            "--output",
+            data,
+            "--opponent",
+            "/dev/null",
+            "--games",
+            "1",
+        ],
     ] {
         let run = run_agon(&args);
         assert!(!run.status.success(), "{args:?}");
@@ -365,5 +450,6 @@ fn datagen_refuses_bad_arguments() {
             "{args:?}"
         );
     }
+    assert!(!Path::new(data).exists(), "a refused run wrote its file");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -1,5 +1,6 @@
-//! `agon datagen`: self-play games at a fixed node count per move, on
-//! several threads, from diverse openings, written as compact training
+//! `agon datagen`: self-play games (or games against other networks) at a
+//! fixed node count per move, on several threads, from diverse openings,
+//! written as compact training
 //! records (the format is in protocol.md, "Training records") appended to a
 //! file a whole game at a time, so that a run stopped at any moment (a
 //! signal, a kill, a requeued job) is continued by the same command, and
@@ -10,6 +11,7 @@ use super::shard::Shard;
 use crate::rules::dense::{dense, from_dense};
 use crate::rules::{Color, Game, GameResult, Kind, Piece, Position, start_position};
 use crate::search::eval::{capture_cells, has_win_threat};
+use crate::search::nnue::NetworkRef;
 use crate::search::{Engine, EngineOptions, Score, SearchControl, SearchLimits, SearchReport};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -394,6 +396,11 @@ pub struct DatagenSettings {
     /// Whether the searches evaluate with the embedded network (otherwise
     /// the hand-written evaluation).
     pub use_network: bool,
+    /// Networks that play one side of each game instead of self-play, one
+    /// drawn at random per game with a random colour; only the positions
+    /// the learning side searched are recorded, since the opponent's
+    /// scores are another network's opinion. Empty: self-play.
+    pub opponents: Vec<NetworkRef>,
 }
 
 /// Counts shared by the game threads.
@@ -404,12 +411,17 @@ struct Tally {
     white_wins: AtomicU64,
     draws: AtomicU64,
     black_wins: AtomicU64,
+    /// Wins, draws and losses of the learning side in games against
+    /// opponent networks.
+    learner: [AtomicU64; 3],
 }
 
 /// One finished game's records and result.
 struct Played {
     records: Vec<Record>,
     result: GameResult,
+    /// The learning side's colour in a game against an opponent network.
+    learner: Option<Color>,
 }
 
 /// A game after `random_plies` (or one more) uniformly random moves that
@@ -432,16 +444,26 @@ fn random_opening(settings: &DatagenSettings, rng: &mut StdRng) -> Game {
     }
 }
 
-/// Plays one game from a random opening; `None` when `control` is stopped
-/// (a signal) before it ends.
+/// The other side of a game against an opponent network.
+struct Opponent<'e> {
+    engine: &'e mut Engine,
+    color: Color,
+}
+
+/// Plays one game from a random opening, `engine` against itself or against
+/// `opponent`; `None` when `control` is stopped (a signal) before it ends.
 fn play_game(
     engine: &mut Engine,
+    mut opponent: Option<Opponent>,
     settings: &DatagenSettings,
     rng: &mut StdRng,
     control: &SearchControl,
 ) -> Option<Played> {
     let mut game = random_opening(settings, rng);
     engine.clear();
+    if let Some(opponent) = &mut opponent {
+        opponent.engine.clear();
+    }
     let limits = SearchLimits {
         nodes: Some(settings.nodes),
         ..SearchLimits::default()
@@ -459,11 +481,17 @@ fn play_game(
             break GameResult::Draw;
         }
         let varied = searched_plies < settings.near_best_plies;
-        let mut options = engine.options();
+        let (searcher, learning) = match &mut opponent {
+            Some(opponent) if opponent.color == game.position().side_to_move() => {
+                (&mut *opponent.engine, false)
+            }
+            _ => (&mut *engine, true),
+        };
+        let mut options = searcher.options();
         options.multipv = if varied { 4 } else { 1 };
-        engine.set_options(options);
+        searcher.set_options(options);
         let mut lines: Vec<SearchReport> = Vec::new();
-        let outcome = engine.search(&game, &limits, control, |report| {
+        let outcome = searcher.search(&game, &limits, control, |report| {
             if report.multipv == 1 {
                 lines.clear();
             }
@@ -477,6 +505,7 @@ fn play_game(
         };
         let position = *game.position();
         if let Score::Centi(score) = outcome.score
+            && learning
             && worth_learning(&position)
         {
             kept.push((position, score, ply));
@@ -511,7 +540,11 @@ fn play_game(
             result: result_for(result, position.side_to_move()),
         })
         .collect();
-    Some(Played { records, result })
+    Some(Played {
+        records,
+        result,
+        learner: opponent.map(|opponent| !opponent.color),
+    })
 }
 
 /// Whether a static evaluation should learn `position`'s score: the game
@@ -621,9 +654,14 @@ pub fn run(
     } else {
         format!(", shard {}", settings.shard)
     };
+    let opponents = match settings.opponents.len() {
+        0 => String::new(),
+        1 => ", against 1 opponent network".to_string(),
+        count => format!(", against {count} opponent networks"),
+    };
     writeln!(
         progress,
-        "datagen: {} ({existing} records already){shard}, {} nodes/move, {} threads",
+        "datagen: {} ({existing} records already){shard}, {} nodes/move, {} threads{opponents}",
         path.display(),
         settings.nodes,
         settings.threads
@@ -656,6 +694,8 @@ pub fn run(
                 };
                 options.tuning.use_network = settings.use_network;
                 let mut engine = Engine::new(options);
+                let mut opponent_engine =
+                    (!settings.opponents.is_empty()).then(|| Engine::new(options));
                 let control = SearchControl {
                     stop: Arc::clone(interrupt),
                     ..SearchControl::default()
@@ -674,7 +714,24 @@ pub fn run(
                             number,
                         ],
                     ));
-                    let Some(played) = play_game(&mut engine, settings, &mut rng, &control) else {
+                    let opponent = opponent_engine.as_mut().map(|opponent_engine| {
+                        let mut opponent_options = opponent_engine.options();
+                        opponent_options.tuning.use_network = true;
+                        opponent_options.tuning.network =
+                            settings.opponents[rng.random_range(0..settings.opponents.len())];
+                        opponent_engine.set_options(opponent_options);
+                        Opponent {
+                            engine: opponent_engine,
+                            color: if rng.random_bool(0.5) {
+                                Color::White
+                            } else {
+                                Color::Black
+                            },
+                        }
+                    });
+                    let Some(played) =
+                        play_game(&mut engine, opponent, settings, &mut rng, &control)
+                    else {
                         dropped.fetch_add(1, Ordering::Relaxed);
                         break;
                     };
@@ -696,6 +753,10 @@ pub fn run(
                         _ => &tally.draws,
                     }
                     .fetch_add(1, Ordering::Relaxed);
+                    if let Some(learner) = played.learner {
+                        tally.learner[2 - usize::from(result_for(played.result, learner))]
+                            .fetch_add(1, Ordering::Relaxed);
+                    }
                 }
             });
         }
@@ -775,8 +836,14 @@ fn progress_line(tally: &Tally, goals: &Goals, started: Instant) -> String {
         Some(_) => "?".to_string(),
         None => "until stopped".to_string(),
     };
+    let [won, drawn, lost] = tally.learner.each_ref().map(|n| n.load(Ordering::Relaxed));
+    let learner = if won + drawn + lost > 0 {
+        format!(" learner W/D/L {won}/{drawn}/{lost}")
+    } else {
+        String::new()
+    };
     format!(
-        "games {games} positions {positions} ({:.0}/s) W/D/L {}/{}/{} time left {left}",
+        "games {games} positions {positions} ({:.0}/s) W/D/L {}/{}/{}{learner} time left {left}",
         positions as f64 / elapsed,
         tally.white_wins.load(Ordering::Relaxed),
         tally.draws.load(Ordering::Relaxed),
