@@ -397,9 +397,9 @@ pub struct DatagenSettings {
     /// the hand-written evaluation).
     pub use_network: bool,
     /// Networks that play one side of each game instead of self-play, one
-    /// drawn at random per game with a random colour; only the positions
-    /// the learning side searched are recorded, since the opponent's
-    /// scores are another network's opinion. Empty: self-play.
+    /// drawn at random per game with a random colour. Every position is
+    /// recorded with the learning side's score: where the opponent moves,
+    /// the learning side searches the position as well. Empty: self-play.
     pub opponents: Vec<NetworkRef>,
 }
 
@@ -481,11 +481,11 @@ fn play_game(
             break GameResult::Draw;
         }
         let varied = searched_plies < settings.near_best_plies;
-        let (searcher, learning) = match &mut opponent {
+        let (searcher, opponent_moves) = match &mut opponent {
             Some(opponent) if opponent.color == game.position().side_to_move() => {
-                (&mut *opponent.engine, false)
+                (&mut *opponent.engine, true)
             }
-            _ => (&mut *engine, true),
+            _ => (&mut *engine, false),
         };
         let mut options = searcher.options();
         options.multipv = if varied { 4 } else { 1 };
@@ -503,9 +503,22 @@ fn play_game(
         let Some(best) = outcome.best else {
             break game.result();
         };
+        let learned = if opponent_moves {
+            // The opponent's score is another network's opinion: the
+            // learning side judges the position with its own search.
+            let mut options = engine.options();
+            options.multipv = 1;
+            engine.set_options(options);
+            let judged = engine.search(&game, &limits, control, |_| {});
+            if control.stop.load(Ordering::SeqCst) {
+                return None;
+            }
+            judged.score
+        } else {
+            outcome.score
+        };
         let position = *game.position();
-        if let Score::Centi(score) = outcome.score
-            && learning
+        if let Score::Centi(score) = learned
             && worth_learning(&position)
         {
             kept.push((position, score, ply));
