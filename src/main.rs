@@ -151,8 +151,8 @@ enum Command {
         #[arg(long, value_enum, default_value_t = Evaluation::Hand)]
         eval: Evaluation,
         /// A network file that plays one side instead of self-play
-        /// (repeatable: each game draws one, and a colour, at random); only
-        /// the learning side's positions are recorded.
+        /// (repeatable: each game draws one, and a colour, at random); every
+        /// position is recorded with the learning side's own score.
         #[arg(long = "opponent", value_name = "FILE")]
         opponents: Vec<std::path::PathBuf>,
     },

@@ -503,7 +503,10 @@ fn play_game(
         let Some(best) = outcome.best else {
             break game.result();
         };
-        let learned = if opponent_moves {
+        let position = *game.position();
+        let learned = if !worth_learning(&position) {
+            None
+        } else if opponent_moves {
             // The opponent's score is another network's opinion: the
             // learning side judges the position with its own search.
             let mut options = engine.options();
@@ -513,14 +516,11 @@ fn play_game(
             if control.stop.load(Ordering::SeqCst) {
                 return None;
             }
-            judged.score
+            Some(judged.score)
         } else {
-            outcome.score
+            Some(outcome.score)
         };
-        let position = *game.position();
-        if let Score::Centi(score) = learned
-            && worth_learning(&position)
-        {
+        if let Some(Score::Centi(score)) = learned {
             kept.push((position, score, ply));
         }
         let chosen = if varied {
