@@ -269,6 +269,9 @@ enum Command {
         /// Worker threads.
         #[arg(long, default_value_t = 2, value_parser = threads_parser())]
         jobs: usize,
+        /// Evaluate with this network file instead of the embedded one (as the engine's `EvalFile`).
+        #[arg(long, value_name = "FILE")]
+        eval_file: Option<std::path::PathBuf>,
     },
 }
 
@@ -330,7 +333,7 @@ fn main() -> ExitCode {
             hash,
             eval,
             opponents,
-        }) => load_opponents(&opponents).and_then(|opponents| {
+        }) => load_networks(&opponents).and_then(|opponents| {
             run_datagen(
                 &output.unwrap_or_default(),
                 &agon::tools::datagen::DatagenSettings {
@@ -430,17 +433,21 @@ fn main() -> ExitCode {
             hash,
             multipv,
             jobs,
-        }) => run_analyze(
-            file.as_deref(),
-            &AnalyzeSettings {
-                depth,
-                nodes,
-                movetime: movetime.map(std::time::Duration::from_millis),
-                hash_mib: hash,
-                multipv,
-                jobs,
-            },
-        ),
+            eval_file,
+        }) => load_networks(eval_file.as_slice()).and_then(|networks| {
+            run_analyze(
+                file.as_deref(),
+                &AnalyzeSettings {
+                    depth,
+                    nodes,
+                    movetime: movetime.map(std::time::Duration::from_millis),
+                    hash_mib: hash,
+                    multipv,
+                    jobs,
+                    network: networks.first().copied(),
+                },
+            )
+        }),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
@@ -572,8 +579,9 @@ fn run_datagen(
     )
 }
 
-/// The `--opponent` networks of `agon datagen`, loaded for the whole run.
-fn load_opponents(
+/// Network files named on the command line (`agon datagen --opponent`,
+/// `agon analyze --eval-file`), loaded for the whole run.
+fn load_networks(
     files: &[std::path::PathBuf],
 ) -> Result<Vec<agon::search::nnue::NetworkRef>, Box<dyn std::error::Error>> {
     files

@@ -69,3 +69,44 @@ fn a_file_argument_and_multipv_lines() {
     assert!(results[0]["lines"].is_array(), "{}", results[0]);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn an_eval_file_replaces_the_embedded_network() {
+    let embedded = concat!(env!("CARGO_MANIFEST_DIR"), "/nets/agon.nnue");
+    let scores = |extra: &[&str]| -> Vec<serde_json::Value> {
+        let mut args = vec!["--depth", "3", "--jobs", "1"];
+        args.extend_from_slice(extra);
+        analyze(&args, &format!("{START}\n"))
+            .iter()
+            .map(|result| result["score"].clone())
+            .collect()
+    };
+    assert_eq!(scores(&[]), scores(&["--eval-file", embedded]));
+
+    // The same network with every output bias raised by two units (about
+    // 800 centi-guards for the side to move): the last 32 bytes of a file.
+    let mut bytes = std::fs::read(embedded).unwrap();
+    let biases_at = bytes.len() - 32;
+    for bias in bytes[biases_at..].chunks_mut(4) {
+        let value = i32::from_le_bytes(bias.try_into().unwrap()) + 2 * 255 * 512;
+        bias.copy_from_slice(&value.to_le_bytes());
+    }
+    let dir = std::env::temp_dir().join(format!("agon-analyze-net-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let shifted = dir.join("shifted.nnue");
+    std::fs::write(&shifted, &bytes).unwrap();
+    assert_ne!(
+        scores(&[]),
+        scores(&["--eval-file", shifted.to_str().unwrap()])
+    );
+
+    let refused = Command::new(AGON)
+        .args(["analyze", "--depth", "1", "--eval-file", "/dev/null"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    assert!(refused.stdout.is_empty());
+    assert!(String::from_utf8_lossy(&refused.stderr).starts_with("error: "));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

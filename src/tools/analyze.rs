@@ -2,6 +2,7 @@
 //! worker threads and writes one JSON object per position, in input order.
 
 use crate::rules::{Color, Game, GameResult, START_FEN, parse_fen};
+use crate::search::nnue::NetworkRef;
 use crate::search::{Engine, EngineOptions, Score, SearchControl, SearchLimits, SearchReport};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -26,6 +27,9 @@ pub struct AnalyzeSettings {
     pub multipv: usize,
     /// Worker threads.
     pub jobs: usize,
+    /// The network that evaluates, when not the embedded one (the
+    /// engine's `EvalFile`).
+    pub network: Option<NetworkRef>,
 }
 
 /// The depth searched when no limit is given, so that a run always ends.
@@ -97,11 +101,15 @@ pub fn run(
             let sender = sender.clone();
             let (tasks, next) = (&tasks, &next);
             scope.spawn(move || {
-                let mut engine = Engine::new(EngineOptions {
+                let mut options = EngineOptions {
                     hash_mib: settings.hash_mib,
                     multipv: settings.multipv,
                     ..EngineOptions::default()
-                });
+                };
+                if let Some(network) = settings.network {
+                    options.tuning.network = network;
+                }
+                let mut engine = Engine::new(options);
                 loop {
                     let index = next.fetch_add(1, Ordering::Relaxed);
                     let Some(task) = tasks.get(index) else { break };
