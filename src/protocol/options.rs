@@ -208,6 +208,10 @@ static OPTIONS: LazyLock<Vec<OptionSpec>> = LazyLock::new(|| {
             Kind::Check(|s| &mut s.engine.tuning.threat_extension),
         ),
         developer(
+            "Search ThroneSteps",
+            Kind::Check(|s| &mut s.engine.tuning.throne_steps),
+        ),
+        developer(
             "Search ContinuationHistory",
             Kind::Check(|s| &mut s.engine.tuning.continuation_history),
         ),

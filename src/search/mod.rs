@@ -230,6 +230,10 @@ pub(crate) struct Tuning {
     /// A side facing a formation threat searches one ply deeper, as a
     /// chess engine extends checks.
     pub threat_extension: bool,
+    /// Steps into the throne's ring or onto the throne, the moves that
+    /// build or block the formation, come right after the captures and
+    /// are never reduced or pruned, as captures are not.
+    pub throne_steps: bool,
     /// Order quiet moves also by their cut-offs right after the opponent's
     /// move to the same cell (a continuation history of one ply).
     pub continuation_history: bool,
@@ -267,6 +271,7 @@ impl Default for Tuning {
             null_move: false,
             static_pruning: false,
             threat_extension: false,
+            throne_steps: false,
             continuation_history: false,
             stability_time: false,
             progress: false,

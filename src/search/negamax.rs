@@ -5,7 +5,7 @@
 
 use super::eval::{capture_cells, evaluate, has_win_threat, winning_cells};
 use super::nnue::AccumulatorStack;
-use super::ordering::{History, Killers, OrderedMoves, is_winning};
+use super::ordering::{History, Killers, OrderedMoves, is_winning, steps_to_throne};
 use super::params::{Param, Params};
 use super::time::TimeManager;
 use super::tt::TranspositionTable;
@@ -246,7 +246,16 @@ impl<'a, 'h> Worker<'a, 'h> {
         let tt_move = self.probe(root.key(), 0).and_then(|hit| hit.mv);
         let mut list = MoveList::default();
         generate_legal(&root, &mut list);
-        let ordered = OrderedMoves::new(&root, list, tt_move, 0, &self.killers, self.history, None);
+        let ordered = OrderedMoves::new(
+            &root,
+            list,
+            tt_move,
+            0,
+            &self.killers,
+            self.history,
+            None,
+            self.shared.tuning.throne_steps,
+        );
         self.root_moves = ordered
             .filter(|mv| self.shared.root_moves.contains(mv))
             .map(|mv| RootMove {
@@ -641,6 +650,7 @@ impl<'a, 'h> Worker<'a, 'h> {
             &self.killers,
             self.history,
             previous,
+            tuning.throne_steps,
         );
         let mut best = -INFINITY;
         let mut best_move = None;
@@ -649,7 +659,8 @@ impl<'a, 'h> Worker<'a, 'h> {
         let mut index = 0;
         while let Some(mv) = ordered.next() {
             let capture = ordered.is_capture(mv);
-            let quiet = !capture && Some(mv) != tt_move;
+            let quiet =
+                !capture && Some(mv) != tt_move && !(tuning.throne_steps && steps_to_throne(mv));
             if tuning.move_pruning
                 && quiet
                 && !pv_node

@@ -1,6 +1,7 @@
 //! Move ordering: the transposition-table move first, then moves that
-//! complete the formation, captures, the two killer moves of the ply, and
-//! the rest by their history score.
+//! complete the formation, captures, steps towards the throne (when asked
+//! for), the two killer moves of the ply, and the rest by their history
+//! score.
 
 use super::MAX_PLY;
 use super::eval::{capture_cells, winning_cells};
@@ -11,6 +12,7 @@ use crate::rules::{Cell, Move, Position};
 const TT_MOVE: i32 = 1 << 30;
 const WINNING: i32 = 1 << 29;
 const CAPTURE: i32 = 1 << 28;
+const THRONE_STEP: i32 = 3 << 26;
 const KILLER: i32 = 1 << 27;
 /// History scores stay within this magnitude.
 const HISTORY_LIMIT: i32 = 16_384;
@@ -122,6 +124,13 @@ pub(crate) fn is_winning(winning: Bitboard, mv: Move) -> bool {
     winning & mv.to().bit() != 0 && THRONE_RING & mv.from().bit() == 0
 }
 
+/// Whether `mv` enters the throne's ring or the throne from further out:
+/// the moves that build the formation, or block it.
+pub(crate) fn steps_to_throne(mv: Move) -> bool {
+    let to = mv.to().ring();
+    to <= 1 && to < mv.from().ring()
+}
+
 /// The legal moves of a node with their ordering scores, handed out best
 /// first by partial selection sort.
 pub(crate) struct OrderedMoves {
@@ -133,7 +142,9 @@ pub(crate) struct OrderedMoves {
 
 impl OrderedMoves {
     /// Scores `moves` of `position` at `ply`, reached by `previous` (given
-    /// only when the continuation history is on).
+    /// only when the continuation history is on); `throne_steps` puts the
+    /// [`steps_to_throne`] right after the captures.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(
         position: &Position,
         moves: MoveList,
@@ -142,6 +153,7 @@ impl OrderedMoves {
         killers: &Killers,
         history: &History,
         previous: Option<Move>,
+        throne_steps: bool,
     ) -> OrderedMoves {
         let captures = capture_cells(position, position.side_to_move());
         let winning = winning_cells(position, position.side_to_move());
@@ -154,6 +166,8 @@ impl OrderedMoves {
                 WINNING
             } else if captures & to != 0 {
                 CAPTURE + history.get(position, previous, mv)
+            } else if throne_steps && steps_to_throne(mv) {
+                THRONE_STEP + history.get(position, previous, mv)
             } else if let Some(rank) = killers.rank(ply, mv) {
                 rank
             } else {
@@ -220,10 +234,46 @@ mod tests {
             &killers,
             &history,
             None,
+            false,
         )
         .collect();
         assert_eq!(&ordered[..3], &[tt_move, capture, killer]);
         assert_eq!(ordered.len(), legal_moves(&position).len());
+    }
+
+    #[test]
+    fn steps_to_the_throne_come_before_killers_only_when_asked_for() {
+        // The white guard on d5 can step into the throne's ring at e5 or e6,
+        // or sideways to d4 and d6.
+        let position = parse_fen("6/7/8/9/10/11/3G6/9/8/7/q4Q w").unwrap();
+        let inward: Vec<Move> = ["d5e5", "d5e6"]
+            .iter()
+            .map(|text| parse_move(&position, text).unwrap())
+            .collect();
+        let sideways = parse_move(&position, "d5d4").unwrap();
+        assert!(inward.iter().all(|&mv| steps_to_throne(mv)));
+        assert!(!steps_to_throne(sideways));
+        let killer = parse_move(&position, "d5d6").unwrap();
+        let mut killers = Killers::new();
+        killers.record(2, killer);
+        let history = History::new();
+        let ordered = |throne_steps| -> Vec<Move> {
+            OrderedMoves::new(
+                &position,
+                legal_moves(&position),
+                None,
+                2,
+                &killers,
+                &history,
+                None,
+                throne_steps,
+            )
+            .collect()
+        };
+        let with_steps = ordered(true);
+        assert!(with_steps[..2].iter().all(|mv| inward.contains(mv)));
+        assert_eq!(with_steps[2], killer);
+        assert_eq!(ordered(false)[0], killer);
     }
 
     #[test]
