@@ -110,3 +110,33 @@ fn an_eval_file_replaces_the_embedded_network() {
     assert!(String::from_utf8_lossy(&refused.stderr).starts_with("error: "));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn the_throne_races_of_the_docs_are_what_their_header_says() {
+    use agon::rules::{Cell, Kind, parse_fen};
+    let file = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/throne-races.txt");
+    let results = analyze(&["--depth", "1", "--jobs", "2", file], "");
+    assert_eq!(results.len(), 28);
+    let mut queens_on_throne = 0;
+    for result in &results {
+        assert!(result["bestmove"].is_string(), "{result}");
+        let position = parse_fen(result["fen"].as_str().unwrap()).unwrap();
+        let agon = position.side_to_move();
+        let guards_by_the_throne = |mine: bool| {
+            Cell::all()
+                .filter(|cell| cell.ring() == 1)
+                .filter_map(|cell| position.piece_at(cell))
+                .filter(|piece| piece.kind == Kind::Guard && (piece.color == agon) == mine)
+                .count()
+        };
+        assert_eq!(guards_by_the_throne(true), 0, "{result}");
+        assert!((2..=5).contains(&guards_by_the_throne(false)), "{result}");
+        let throne = Cell::all().find(|cell| cell.ring() == 0).unwrap();
+        queens_on_throne += usize::from(
+            position
+                .piece_at(throne)
+                .is_some_and(|piece| piece.kind == Kind::Queen && piece.color != agon),
+        );
+    }
+    assert_eq!(queens_on_throne, 26);
+}
