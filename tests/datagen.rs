@@ -14,8 +14,13 @@ use std::time::{Duration, Instant};
 /// Bytes per record (protocol.md, "Training records").
 const RECORD_SIZE: u64 = 26;
 
-/// The arguments of a small datagen run.
+/// The arguments of a small datagen run on two game threads.
 fn datagen_args<'a>(path: &'a str, seed: &'a str) -> Vec<&'a str> {
+    datagen_args_on(path, seed, "2")
+}
+
+/// The arguments of a small datagen run on `threads` game threads.
+fn datagen_args_on<'a>(path: &'a str, seed: &'a str, threads: &'a str) -> Vec<&'a str> {
     vec![
         "datagen",
         "--output",
@@ -23,10 +28,18 @@ fn datagen_args<'a>(path: &'a str, seed: &'a str) -> Vec<&'a str> {
         "--nodes",
         "300",
         "--threads",
-        "2",
+        threads,
         "--seed",
         seed,
     ]
+}
+
+/// Runs datagen with `args`, which must succeed; returns its stderr.
+fn run_datagen(args: &[&str]) -> String {
+    let run = run_agon(args);
+    let stderr = String::from_utf8_lossy(&run.stderr).to_string();
+    assert!(run.status.success(), "{stderr}");
+    stderr
 }
 
 /// Runs datagen until the file holds `games` games; returns its stderr.
@@ -34,10 +47,7 @@ fn datagen_with(path: &str, games: &str, seed: &str, extra: &[&str]) -> String {
     let mut args = datagen_args(path, seed);
     args.extend(["--games", games]);
     args.extend(extra);
-    let run = run_agon(&args);
-    let stderr = String::from_utf8_lossy(&run.stderr).to_string();
-    assert!(run.status.success(), "{stderr}");
-    stderr
+    run_datagen(&args)
 }
 
 fn datagen(path: &str, games: &str, seed: &str) -> String {
@@ -356,25 +366,10 @@ fn games_against_an_opponent_network_record_both_sides_and_replay_exactly() {
     let run = |name: &str| {
         let path = dir.join(name);
         let path = path.to_str().unwrap().to_string();
-        let run = run_agon(&[
-            "datagen",
-            "--output",
-            &path,
-            "--nodes",
-            "300",
-            "--threads",
-            "1",
-            "--seed",
-            "7",
-            "--games",
-            "8",
-            "--eval",
-            "network",
-            "--opponent",
-            opponent,
-        ]);
-        let stderr = String::from_utf8_lossy(&run.stderr).to_string();
-        assert!(run.status.success(), "{stderr}");
+        // One game thread, so that the records come in the same order.
+        let mut args = datagen_args_on(&path, "7", "1");
+        args.extend(["--games", "8", "--eval", "network", "--opponent", opponent]);
+        let stderr = run_datagen(&args);
         (path, stderr)
     };
     let (first, stderr) = run("first.bin");
