@@ -155,6 +155,11 @@ enum Command {
         /// position is recorded with the learning side's own score.
         #[arg(long = "opponent", value_name = "FILE")]
         opponents: Vec<std::path::PathBuf>,
+        /// Nodes the opponent network searches per move (default: --nodes);
+        /// a deeper opponent plays the plans the learning side's own search
+        /// is too shallow to see through.
+        #[arg(long, requires = "opponents", value_parser = clap::value_parser!(u64).range(1..))]
+        opponent_nodes: Option<u64>,
     },
     /// Train a network on `agon datagen` record files; writes the network file.
     Train {
@@ -333,6 +338,7 @@ fn main() -> ExitCode {
             hash,
             eval,
             opponents,
+            opponent_nodes,
         }) => load_networks(&opponents).and_then(|opponents| {
             run_datagen(
                 &output.unwrap_or_default(),
@@ -351,6 +357,7 @@ fn main() -> ExitCode {
                     hash_mib: hash,
                     use_network: eval.uses_network(),
                     opponents,
+                    opponent_nodes: opponent_nodes.unwrap_or(nodes),
                 },
             )
             .map_err(Into::into)

@@ -3,7 +3,8 @@
 //! signals and kills and continued with no game lost or doubled, seeds and
 //! shards that share no game, `--stats`, a network that the engine loads
 //! with `EvalFile`, training that lowers the validation loss, and games
-//! against opponent networks, recorded for both sides and replayable.
+//! against opponent networks, recorded for both sides and replayable, and
+//! opponents that search deeper than the learning side.
 
 mod common;
 use common::{AGON, Agon, run_agon, scratch_dir};
@@ -381,13 +382,7 @@ fn games_against_an_opponent_network_record_both_sides_and_replay_exactly() {
             .ends_with(", against 1 opponent network"),
         "{stderr}"
     );
-    let learner: Vec<u64> = stderr
-        .lines()
-        .last()
-        .and_then(|line| line.split(" learner W/D/L ").nth(1))
-        .and_then(|rest| rest.split(' ').next())
-        .map(|counts| counts.split('/').filter_map(|n| n.parse().ok()).collect())
-        .unwrap_or_default();
+    let learner = learner_results(&stderr);
     assert!(
         learner.len() == 3 && learner.iter().sum::<u64>() == 8,
         "the learning side's results: {stderr}"
@@ -404,6 +399,58 @@ fn games_against_an_opponent_network_record_both_sides_and_replay_exactly() {
     assert!(
         std::fs::read(&first).unwrap() == std::fs::read(&second).unwrap(),
         "the same command makes the same records"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The learning side's wins, draws and losses in a run's last progress line.
+fn learner_results(stderr: &str) -> Vec<u64> {
+    stderr
+        .lines()
+        .last()
+        .and_then(|line| line.split(" learner W/D/L ").nth(1))
+        .and_then(|rest| rest.split(' ').next())
+        .map(|counts| counts.split('/').filter_map(|n| n.parse().ok()).collect())
+        .unwrap_or_default()
+}
+
+#[test]
+fn an_opponent_searching_twenty_times_deeper_wins_most_games() {
+    let dir = scratch_dir("datagen-opponent-nodes");
+    let opponent = concat!(env!("CARGO_MANIFEST_DIR"), "/nets/agon.nnue");
+    let run = |name: &str, opponent_nodes: Option<&str>| {
+        let path = dir.join(name);
+        let path = path.to_str().unwrap().to_string();
+        let mut args = datagen_args_on(&path, "7", "1");
+        let nodes = args.iter().position(|arg| *arg == "--nodes").unwrap() + 1;
+        args[nodes] = "100";
+        args.extend(["--games", "16", "--eval", "network"]);
+        args.extend(["--opponent", opponent]);
+        if let Some(nodes) = opponent_nodes {
+            args.extend(["--opponent-nodes", nodes]);
+        }
+        let stderr = run_datagen(&args);
+        (path, stderr)
+    };
+    let (even, _) = run("even.bin", None);
+    let (named_even, _) = run("named-even.bin", Some("100"));
+    assert!(
+        std::fs::read(&even).unwrap() == std::fs::read(&named_even).unwrap(),
+        "--opponent-nodes equal to --nodes changes nothing"
+    );
+    let (_, stderr) = run("deeper.bin", Some("2000"));
+    assert!(
+        stderr
+            .lines()
+            .next()
+            .unwrap()
+            .ends_with(", against 1 opponent network at 2000 nodes/move"),
+        "{stderr}"
+    );
+    let learner = learner_results(&stderr);
+    assert!(
+        learner.len() == 3 && learner.iter().sum::<u64>() == 16 && learner[2] > 2 * learner[0],
+        "the learning side loses most games to an opponent searching 20 times deeper: {stderr}"
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -451,6 +498,26 @@ fn datagen_refuses_bad_arguments() {
             data,
             "--opponent",
             "/dev/null",
+            "--games",
+            "1",
+        ],
+        vec![
+            "datagen",
+            "--output",
+            data,
+            "--opponent-nodes",
+            "4000",
+            "--games",
+            "1",
+        ],
+        vec![
+            "datagen",
+            "--output",
+            data,
+            "--opponent",
+            concat!(env!("CARGO_MANIFEST_DIR"), "/nets/agon.nnue"),
+            "--opponent-nodes",
+            "0",
             "--games",
             "1",
         ],

@@ -401,6 +401,8 @@ pub struct DatagenSettings {
     /// recorded with the learning side's score: where the opponent moves,
     /// the learning side searches the position as well. Empty: self-play.
     pub opponents: Vec<NetworkRef>,
+    /// Nodes an opponent network searches per move.
+    pub opponent_nodes: u64,
 }
 
 /// Counts shared by the game threads.
@@ -468,6 +470,10 @@ fn play_game(
         nodes: Some(settings.nodes),
         ..SearchLimits::default()
     };
+    let opponent_limits = SearchLimits {
+        nodes: Some(settings.opponent_nodes),
+        ..SearchLimits::default()
+    };
     // (position, score, ply) before the result is known.
     let mut kept: Vec<(Position, i32, u32)> = Vec::new();
     let mut searched_plies = 0;
@@ -481,17 +487,17 @@ fn play_game(
             break GameResult::Draw;
         }
         let varied = searched_plies < settings.near_best_plies;
-        let (searcher, opponent_moves) = match &mut opponent {
+        let (searcher, searcher_limits, opponent_moves) = match &mut opponent {
             Some(opponent) if opponent.color == game.position().side_to_move() => {
-                (&mut *opponent.engine, true)
+                (&mut *opponent.engine, &opponent_limits, true)
             }
-            _ => (&mut *engine, false),
+            _ => (&mut *engine, &limits, false),
         };
         let mut options = searcher.options();
         options.multipv = if varied { 4 } else { 1 };
         searcher.set_options(options);
         let mut lines: Vec<SearchReport> = Vec::new();
-        let outcome = searcher.search(&game, &limits, control, |report| {
+        let outcome = searcher.search(&game, searcher_limits, control, |report| {
             if report.multipv == 1 {
                 lines.clear();
             }
@@ -671,6 +677,11 @@ pub fn run(
         0 => String::new(),
         1 => ", against 1 opponent network".to_string(),
         count => format!(", against {count} opponent networks"),
+    };
+    let opponents = if settings.opponents.is_empty() || settings.opponent_nodes == settings.nodes {
+        opponents
+    } else {
+        format!("{opponents} at {} nodes/move", settings.opponent_nodes)
     };
     writeln!(
         progress,
