@@ -9,7 +9,7 @@
 use super::seeds::part_seed;
 use super::shard::Shard;
 use crate::rules::dense::{dense, from_dense};
-use crate::rules::{Color, Game, GameResult, Kind, Piece, Position, start_position};
+use crate::rules::{Cell, Color, Game, GameResult, Kind, Piece, Position, start_position};
 use crate::search::eval::{capture_cells, has_win_threat};
 use crate::search::nnue::NetworkRef;
 use crate::search::{Engine, EngineOptions, Score, SearchControl, SearchLimits, SearchReport};
@@ -301,6 +301,38 @@ pub struct RecordStats {
     pub distinct_positions: u64,
     /// Games whose records differ from every other game's.
     pub distinct_games: u64,
+    /// Positions of a throne race against the side to move (see
+    /// [`is_throne_race`]).
+    pub throne_races: u64,
+    /// Their scores added up, centi-guards from the side to move's view.
+    pub throne_race_score: i64,
+    /// Their results added up in half points for the side to move (a win
+    /// 2, a draw 1).
+    pub throne_race_half_points: u64,
+}
+
+/// Whether the other side's queen holds the throne with at least two of its
+/// guards beside it while the side to move has no piece around the throne:
+/// the race agon's short searches lose against a deeper throne player
+/// (docs/throne-races.txt), whose score and result are worth comparing.
+fn is_throne_race(position: &Position) -> bool {
+    let us = position.side_to_move();
+    let active = |cell: Cell| position.piece_at(cell).filter(|piece| !piece.captured);
+    let their_queen_on_throne = Cell::all()
+        .filter(|cell| cell.ring() == 0)
+        .filter_map(active)
+        .any(|piece| piece.color != us && piece.kind == Kind::Queen);
+    let around: Vec<Piece> = Cell::all()
+        .filter(|cell| cell.ring() == 1)
+        .filter_map(active)
+        .collect();
+    their_queen_on_throne
+        && around.iter().all(|piece| piece.color != us)
+        && around
+            .iter()
+            .filter(|piece| piece.kind == Kind::Guard)
+            .count()
+            >= 2
 }
 
 /// Counts `files` together, and calls `per_file` with each file's own
@@ -333,6 +365,11 @@ pub fn record_stats(
             game.write(bytes);
             own.positions += 1;
             positions.insert(record.position.key());
+            if is_throne_race(&record.position) {
+                own.throne_races += 1;
+                own.throne_race_score += i64::from(record.score);
+                own.throne_race_half_points += u64::from(record.result);
+            }
         })?;
         if last_ply.is_some() {
             finish(&game, &mut own);
@@ -340,6 +377,9 @@ pub fn record_stats(
         per_file(path, &own);
         total.positions += own.positions;
         total.games += own.games;
+        total.throne_races += own.throne_races;
+        total.throne_race_score += own.throne_race_score;
+        total.throne_race_half_points += own.throne_race_half_points;
     }
     total.distinct_positions = positions.len() as u64;
     total.distinct_games = games.len() as u64;
@@ -352,13 +392,17 @@ impl std::fmt::Display for RecordStats {
         write!(
             f,
             "positions {} games {} distinct positions {} ({:.2}% repeated) distinct games {} \
-             ({:.2}% repeated)",
+             ({:.2}% repeated) throne races {} ({:.2}%, mean score {:+.2}, scoring {:.1}%)",
             self.positions,
             self.games,
             self.distinct_positions,
             share(self.positions - self.distinct_positions, self.positions),
             self.distinct_games,
             share(self.games - self.distinct_games, self.games),
+            self.throne_races,
+            share(self.throne_races, self.positions),
+            self.throne_race_score as f64 / 100.0 / self.throne_races.max(1) as f64,
+            share(self.throne_race_half_points, 2 * self.throne_races),
         )
     }
 }
@@ -945,5 +989,50 @@ mod tests {
             let error = Record::decode(&bytes).unwrap_err().to_string();
             assert!(error.contains(reason), "{error}");
         }
+    }
+
+    /// The positions of docs/throne-races.txt are throne races where the
+    /// other queen is on the throne (26 of 28), and never for the side
+    /// that holds the throne; `--stats` adds up their scores and results.
+    #[test]
+    fn stats_count_the_throne_races_against_the_side_to_move() {
+        let races: Vec<Position> = include_str!("../../docs/throne-races.txt")
+            .lines()
+            .filter(|line| !line.starts_with('#') && !line.trim().is_empty())
+            .map(|line| crate::rules::parse_fen(line).unwrap())
+            .collect();
+        assert_eq!(races.len(), 28);
+        assert!(!is_throne_race(&start_position()));
+        assert!(
+            races
+                .iter()
+                .all(|race| !is_throne_race(&race.with_turn_passed()))
+        );
+        let records: Vec<Record> = std::iter::once(start_position())
+            .chain(races)
+            .enumerate()
+            .map(|(ply, position)| Record {
+                position,
+                score: 150,
+                ply: u16::try_from(ply).unwrap(),
+                result: 1,
+            })
+            .collect();
+        let path = std::env::temp_dir().join(format!("agon-races-{}.bin", std::process::id()));
+        let bytes: Vec<u8> = records.iter().flat_map(|r| r.encode().unwrap()).collect();
+        std::fs::write(&path, bytes).unwrap();
+        let stats = record_stats(std::slice::from_ref(&path), |_, _| {});
+        std::fs::remove_file(&path).unwrap();
+        let stats = stats.unwrap();
+        assert_eq!(stats.positions, 29);
+        assert_eq!(stats.throne_races, 26);
+        assert_eq!(stats.throne_race_score, 26 * 150);
+        assert_eq!(stats.throne_race_half_points, 26);
+        assert!(
+            stats
+                .to_string()
+                .ends_with("throne races 26 (89.66%, mean score +1.50, scoring 50.0%)"),
+            "{stats}"
+        );
     }
 }
