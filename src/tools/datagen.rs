@@ -318,10 +318,8 @@ pub struct RecordStats {
 fn is_throne_race(position: &Position) -> bool {
     let us = position.side_to_move();
     let active = |cell: Cell| position.piece_at(cell).filter(|piece| !piece.captured);
-    let their_queen_on_throne = Cell::all()
-        .filter(|cell| cell.ring() == 0)
-        .filter_map(active)
-        .any(|piece| piece.color != us && piece.kind == Kind::Queen);
+    let their_queen_on_throne =
+        active(Cell::THRONE).is_some_and(|piece| piece.color != us && piece.kind == Kind::Queen);
     let around: Vec<Piece> = Cell::all()
         .filter(|cell| cell.ring() == 1)
         .filter_map(active)
@@ -717,15 +715,15 @@ pub fn run(
     } else {
         format!(", shard {}", settings.shard)
     };
+    let opponent_nodes = if settings.opponent_nodes == settings.nodes {
+        String::new()
+    } else {
+        format!(" at {} nodes/move", settings.opponent_nodes)
+    };
     let opponents = match settings.opponents.len() {
         0 => String::new(),
-        1 => ", against 1 opponent network".to_string(),
-        count => format!(", against {count} opponent networks"),
-    };
-    let opponents = if settings.opponents.is_empty() || settings.opponent_nodes == settings.nodes {
-        opponents
-    } else {
-        format!("{opponents} at {} nodes/move", settings.opponent_nodes)
+        1 => format!(", against 1 opponent network{opponent_nodes}"),
+        count => format!(", against {count} opponent networks{opponent_nodes}"),
     };
     writeln!(
         progress,
