@@ -131,10 +131,9 @@ fn the_throne_races_of_the_docs_are_what_their_header_says() {
         };
         assert_eq!(guards_by_the_throne(true), 0, "{result}");
         assert!((2..=5).contains(&guards_by_the_throne(false)), "{result}");
-        let throne = Cell::all().find(|cell| cell.ring() == 0).unwrap();
         queens_on_throne += usize::from(
             position
-                .piece_at(throne)
+                .piece_at(Cell::THRONE)
                 .is_some_and(|piece| piece.kind == Kind::Queen && piece.color != agon),
         );
     }

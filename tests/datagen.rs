@@ -460,19 +460,17 @@ fn datagen_refuses_bad_arguments() {
     let dir = scratch_dir("datagen-bad");
     let data = dir.join("x.bin");
     let data = data.to_str().unwrap();
+    let network = concat!(env!("CARGO_MANIFEST_DIR"), "/nets/agon.nnue");
+    // A one-game run to `data` with `bad` among its arguments.
+    let one_game = |bad: &[&'static str]| -> Vec<&str> {
+        let mut args = vec!["datagen", "--output", data];
+        args.extend_from_slice(bad);
+        args.extend(["--games", "1"]);
+        args
+    };
     for args in [
-        vec![
-            "datagen",
-            "--output",
-            data,
-            "--threads",
-            "0",
-            "--games",
-            "1",
-        ],
-        vec![
-            "datagen", "--output", data, "--eval", "magic", "--games", "1",
-        ],
+        one_game(&["--threads", "0"]),
+        one_game(&["--eval", "magic"]),
         vec![
             "datagen",
             "--output",
@@ -483,44 +481,10 @@ fn datagen_refuses_bad_arguments() {
         vec!["train", "/nonexistent.bin", "--output", data],
         vec!["datagen", "--stats", "/nonexistent.bin"],
         vec!["datagen", "--output", data, "--shard", "3/2"],
-        vec![
-            "datagen",
-            "--output",
-            data,
-            "--opponent",
-            "/nonexistent.nnue",
-            "--games",
-            "1",
-        ],
-        vec![
-            "datagen",
-            "--output",
-            data,
-            "--opponent",
-            "/dev/null",
-            "--games",
-            "1",
-        ],
-        vec![
-            "datagen",
-            "--output",
-            data,
-            "--opponent-nodes",
-            "4000",
-            "--games",
-            "1",
-        ],
-        vec![
-            "datagen",
-            "--output",
-            data,
-            "--opponent",
-            concat!(env!("CARGO_MANIFEST_DIR"), "/nets/agon.nnue"),
-            "--opponent-nodes",
-            "0",
-            "--games",
-            "1",
-        ],
+        one_game(&["--opponent", "/nonexistent.nnue"]),
+        one_game(&["--opponent", "/dev/null"]),
+        one_game(&["--opponent-nodes", "4000"]),
+        one_game(&["--opponent", network, "--opponent-nodes", "0"]),
     ] {
         let run = run_agon(&args);
         assert!(!run.status.success(), "{args:?}");
