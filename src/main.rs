@@ -196,6 +196,11 @@ enum Command {
         /// Weight of the game results in the targets (the rest: search scores).
         #[arg(long, default_value_t = 0.3)]
         result_weight: f32,
+        /// Weight of the game results in the targets of throne races against
+        /// the side to move (the positions `datagen --stats` counts), whose
+        /// search scores may misjudge the race (default: --result-weight).
+        #[arg(long)]
+        throne_race_result_weight: Option<f32>,
         /// Share of the positions held out for the validation loss.
         #[arg(long, default_value_t = 0.02)]
         validation: f64,
@@ -373,12 +378,22 @@ fn main() -> ExitCode {
             lr,
             lr_decay,
             result_weight,
+            throne_race_result_weight,
             validation,
             seed,
             threads,
         }) => {
-            if !(0.0..=1.0).contains(&result_weight) || !(0.0..1.0).contains(&validation) {
-                Err("--result-weight must be within 0..1 and --validation within 0..1".into())
+            let weights = std::iter::once(result_weight).chain(throne_race_result_weight);
+            if !weights
+                .into_iter()
+                .all(|weight| (0.0..=1.0).contains(&weight))
+                || !(0.0..1.0).contains(&validation)
+            {
+                Err(
+                    "--result-weight and --throne-race-result-weight must be within 0..1 \
+                     and --validation within 0..1"
+                        .into(),
+                )
             } else {
                 agon::tools::train::run(
                     &files,
@@ -388,6 +403,7 @@ fn main() -> ExitCode {
                         learning_rate: lr,
                         learning_rate_decay: lr_decay,
                         result_weight,
+                        throne_race_result_weight,
                         validation_share: validation,
                         seed,
                         threads,

@@ -2,7 +2,8 @@
 //! run killed mid-epoch leaves the previous network or the next one, never
 //! part of one; `--resume` continues to the same losses as an uninterrupted
 //! run; the embedded network is not trained into unless asked; `--init`
-//! starts from a network's weights.
+//! starts from a network's weights; result weights out of range are
+//! refused before any work.
 
 mod common;
 use agon::search::nnue::{FILE_SIZE, Network};
@@ -249,5 +250,36 @@ fn init_starts_from_a_trained_network_and_a_bad_one_stops_the_run_at_once() {
     let run = run_agon(&args);
     assert!(!run.status.success());
     assert!(String::from_utf8_lossy(&run.stderr).contains("cannot be used with"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn result_weights_outside_zero_to_one_are_refused_before_any_work() {
+    let dir = scratch_dir("train-weights");
+    let data = records(&dir);
+    let output = dir.join("net.nnue");
+    let output = output.to_str().unwrap();
+    for bad in [
+        ["--result-weight", "1.5"],
+        ["--throne-race-result-weight", "-0.25"],
+        ["--throne-race-result-weight", "2"],
+        ["--throne-race-result-weight", "NaN"],
+        ["--throne-race-result-weight", "lots"],
+    ] {
+        let mut args = train_args(&data, output, "1");
+        args.extend(bad);
+        let run = run_agon(&args);
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert!(
+            !run.status.success() && stderr.starts_with("error: "),
+            "{bad:?}: {stderr}"
+        );
+        assert!(!stderr.contains("records"), "{bad:?} read the records");
+        assert!(!Path::new(output).exists(), "{bad:?} wrote a network");
+    }
+    let mut args = train_args(&data, output, "1");
+    args.extend(["--throne-race-result-weight", "1"]);
+    train(&args);
+    Network::load(Path::new(output)).unwrap();
     let _ = std::fs::remove_dir_all(&dir);
 }

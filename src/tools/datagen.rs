@@ -315,7 +315,7 @@ pub struct RecordStats {
 /// guards beside it while the side to move has no piece around the throne:
 /// the race agon's short searches lose against a deeper throne player
 /// (docs/throne-races.txt), whose score and result are worth comparing.
-fn is_throne_race(position: &Position) -> bool {
+pub fn is_throne_race(position: &Position) -> bool {
     let us = position.side_to_move();
     let active = |cell: Cell| position.piece_at(cell).filter(|piece| !piece.captured);
     let their_queen_on_throne =

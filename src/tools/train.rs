@@ -8,7 +8,7 @@
 //! stopped run resumes where its last epoch ended.
 
 use super::atomic_file::write_atomically;
-use super::datagen::{RECORD_SIZE, Record};
+use super::datagen::{RECORD_SIZE, Record, is_throne_race};
 use super::seeds::part_seed;
 use crate::rules::Position;
 use crate::search::nnue::{
@@ -37,6 +37,10 @@ pub struct TrainSettings {
     /// Weight of the game result in the target; the rest is the search
     /// score.
     pub result_weight: f32,
+    /// The result weight of throne races against the side to move (see
+    /// `agon datagen --stats`), whose search scores the data can show to
+    /// be misjudged; `result_weight` when not set.
+    pub throne_race_result_weight: Option<f32>,
     /// Share of the positions held out for the validation loss.
     pub validation_share: f64,
     /// Seed of the initial weights, the split and the order of positions.
@@ -55,6 +59,14 @@ pub struct TrainSettings {
 }
 
 impl TrainSettings {
+    /// The weight of the game result in the target of `record`.
+    pub fn result_weight_of(&self, record: &Record) -> f32 {
+        match self.throne_race_result_weight {
+            Some(weight) if is_throne_race(&record.position) => weight,
+            _ => self.result_weight,
+        }
+    }
+
     /// The checkpoint written beside the network: `<output>.checkpoint`.
     pub fn checkpoint_path(&self) -> PathBuf {
         let mut name = OsString::from(self.output.as_os_str());
@@ -775,7 +787,7 @@ pub fn split(records: &[Record], settings: &TrainSettings) -> (Vec<Sample>, Vec<
     let samples = |order: Vec<usize>| -> Vec<Sample> {
         order
             .into_iter()
-            .map(|index| Sample::new(&records[index], settings.result_weight))
+            .map(|index| Sample::new(&records[index], settings.result_weight_of(&records[index])))
             .collect()
     };
     (samples(train), samples(validation))
@@ -790,7 +802,7 @@ fn hand_loss(records: &[Record], settings: &TrainSettings) -> f64 {
         .iter()
         .map(|&index| {
             let record = &records[index];
-            let sample = Sample::new(record, settings.result_weight);
+            let sample = Sample::new(record, settings.result_weight_of(record));
             let score = crate::search::eval::evaluate(&record.position, &percent);
             let error = f64::from(sigmoid(score as f32 / SCALE as f32) - sample.target);
             error * error
@@ -918,5 +930,45 @@ mod tests {
         }
         eprintln!("worst difference {worst}");
         assert!(worst <= 4.0, "worst difference {worst} centi-guards");
+    }
+    /// A throne race takes its own result weight when one is set, any other
+    /// position the common one; a race's target is then its result alone.
+    #[test]
+    fn throne_races_take_their_own_result_weight() {
+        let race_fen = include_str!("../../docs/throne-races.txt")
+            .lines()
+            .find(|line| !line.starts_with('#') && !line.trim().is_empty())
+            .unwrap();
+        let record = |position: Position| Record {
+            position,
+            score: 300,
+            ply: 40,
+            result: 0,
+        };
+        let race = record(parse_fen(race_fen).unwrap());
+        let other = record(parse_fen(&bench_fens()[0]).unwrap());
+        let mut settings = TrainSettings {
+            epochs: 1,
+            batch_size: 1,
+            learning_rate: 0.001,
+            learning_rate_decay: 1.0,
+            result_weight: 0.25,
+            throne_race_result_weight: None,
+            validation_share: 0.0,
+            seed: 1,
+            threads: 1,
+            output: PathBuf::from("unused.nnue"),
+            resume: false,
+            init: None,
+            replace_embedded: false,
+        };
+        assert_eq!(settings.result_weight_of(&race), 0.25);
+        settings.throne_race_result_weight = Some(1.0);
+        assert_eq!(settings.result_weight_of(&race), 1.0);
+        assert_eq!(settings.result_weight_of(&other), 0.25);
+        let race_target = Sample::new(&race, settings.result_weight_of(&race)).target;
+        assert_eq!(race_target, 0.0);
+        let other_target = Sample::new(&other, settings.result_weight_of(&other)).target;
+        assert!((other_target - 0.75 * sigmoid(300.0 / SCALE as f32)).abs() < 1e-6);
     }
 }
