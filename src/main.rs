@@ -383,12 +383,10 @@ fn main() -> ExitCode {
             seed,
             threads,
         }) => {
-            let weights = std::iter::once(result_weight).chain(throne_race_result_weight);
-            if !weights
-                .into_iter()
-                .all(|weight| (0.0..=1.0).contains(&weight))
-                || !(0.0..1.0).contains(&validation)
-            {
+            let weights_in_range = std::iter::once(result_weight)
+                .chain(throne_race_result_weight)
+                .all(|weight| (0.0..=1.0).contains(&weight));
+            if !weights_in_range || !(0.0..1.0).contains(&validation) {
                 Err(
                     "--result-weight and --throne-race-result-weight must be within 0..1 \
                      and --validation within 0..1"

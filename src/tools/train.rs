@@ -931,6 +931,7 @@ mod tests {
         eprintln!("worst difference {worst}");
         assert!(worst <= 4.0, "worst difference {worst} centi-guards");
     }
+
     /// A throne race takes its own result weight when one is set, any other
     /// position the common one; a race's target is then its result alone.
     #[test]
