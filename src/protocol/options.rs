@@ -4,7 +4,7 @@
 use super::command::quote;
 use crate::search::eval::Term;
 use crate::search::nnue::{Network, NetworkError, NetworkRef};
-use crate::search::params::{PROGRESS_SWITCH, SPECS};
+use crate::search::params::{FUTILITY_SWITCH, IIR_SWITCH, PROGRESS_SWITCH, SPECS};
 use crate::search::{EngineOptions, MAX_HASH_MIB, MAX_MULTIPV, MAX_THREADS};
 use std::fmt;
 use std::sync::LazyLock;
@@ -202,6 +202,14 @@ static OPTIONS: LazyLock<Vec<OptionSpec>> = LazyLock::new(|| {
         developer(
             "Search RFP",
             Kind::Check(|s| &mut s.engine.tuning.static_pruning),
+        ),
+        developer(
+            FUTILITY_SWITCH,
+            Kind::Check(|s| &mut s.engine.tuning.futility),
+        ),
+        developer(
+            IIR_SWITCH,
+            Kind::Check(|s| &mut s.engine.tuning.iterative_reduction),
         ),
         developer(
             "Search ThreatExtension",

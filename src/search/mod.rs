@@ -227,6 +227,12 @@ pub(crate) struct Tuning {
     /// Reverse futility pruning: near the leaves, a static evaluation far
     /// above beta is taken as the node's score.
     pub static_pruning: bool,
+    /// Futility pruning: near the leaves, the quiet moves of a node whose
+    /// static evaluation is far below alpha are not searched.
+    pub futility: bool,
+    /// Internal iterative reductions: a node the table knows no move for
+    /// is searched a ply shallower, as its move order is a guess.
+    pub iterative_reduction: bool,
     /// A side facing a formation threat searches one ply deeper, as a
     /// chess engine extends checks.
     pub threat_extension: bool,
@@ -270,6 +276,8 @@ impl Default for Tuning {
             quiescence: true,
             null_move: true,
             static_pruning: true,
+            futility: false,
+            iterative_reduction: false,
             threat_extension: false,
             throne_steps: false,
             continuation_history: false,

@@ -622,24 +622,50 @@ impl<'a, 'h> Worker<'a, 'h> {
             return hit.score;
         }
         let threatened = threat_before_probe.unwrap_or_else(|| has_win_threat(position, !us));
-        // A side that must relocate, or answer a threat, has no spare tempo
-        // for the null move to stand for.
-        if (tuning.static_pruning || tuning.null_move)
-            && !pv_node
+        // The static evaluation stands for the node's worth only away from
+        // the principal line and from mate scores, and never for a side that
+        // must relocate or answer a threat: it has no spare tempo.
+        let reverse_futile = tuning.static_pruning && depth <= params[Param::StaticPruningDepth];
+        let may_pass =
+            tuning.null_move && depth >= params[Param::NullMoveDepth] && !self.passed[ply];
+        let futile_quiets = tuning.futility && depth <= params[Param::FutilityDepth];
+        let static_eval = (!pv_node
             && !threatened
             && position.captured(us) == 0
             && beta.abs() < MATE_BOUND
-            && let Some(score) = self.prune_early(position, depth, beta, ply)
-        {
-            return score;
+            && (reverse_futile || may_pass || futile_quiets))
+            .then(|| self.evaluate(position, ply));
+        if let Some(static_eval) = static_eval {
+            if reverse_futile && static_eval - params[Param::StaticPruningMargin] * depth >= beta {
+                return static_eval;
+            }
+            if may_pass
+                && static_eval >= beta
+                && let Some(score) = self.null_move_search(position, depth, beta, ply)
+            {
+                return score;
+            }
         }
+        let prune_quiets = futile_quiets
+            && static_eval
+                .is_some_and(|eval| eval + params[Param::FutilityMargin] * depth <= alpha);
         let moves = legal_moves(position);
         if moves.is_empty() {
             return -MATE + ply as i32;
         }
+        let tt_move = hit.and_then(|hit| hit.mv);
+        // Without the table's move the order is a guess: a shallower search
+        // costs less and fills the table for the next iteration.
+        let depth = if tuning.iterative_reduction
+            && tt_move.is_none()
+            && depth >= params[Param::IirDepth]
+        {
+            depth - 1
+        } else {
+            depth
+        };
 
         let original_alpha = alpha;
-        let tt_move = hit.and_then(|hit| hit.mv);
         self.killers.clear_children(ply);
         let previous = self.previous_move(ply);
         let mut ordered = OrderedMoves::new(
@@ -661,6 +687,10 @@ impl<'a, 'h> Worker<'a, 'h> {
             let capture = ordered.is_capture(mv);
             let quiet =
                 !capture && Some(mv) != tt_move && !(tuning.throne_steps && steps_to_throne(mv));
+            if prune_quiets && quiet && !ordered.wins(mv) && best > -MATE_BOUND {
+                index += 1;
+                continue;
+            }
             if tuning.move_pruning
                 && quiet
                 && !pv_node
@@ -743,48 +773,32 @@ impl<'a, 'h> Worker<'a, 'h> {
         best
     }
 
-    /// Cut-offs taken before any move is searched: near the leaves a static
-    /// evaluation far above beta, and a null-move search that still fails
-    /// high although the opponent moved twice.
-    fn prune_early(
+    /// Null-move pruning: the side to move passes, and a reduced search
+    /// that still fails high although the opponent moved twice cuts the
+    /// node off.
+    fn null_move_search(
         &mut self,
         position: &Position,
         depth: i32,
         beta: i32,
         ply: usize,
     ) -> Option<i32> {
-        let tuning = self.shared.tuning;
-        let params = &tuning.params;
-        let futile = tuning.static_pruning && depth <= params[Param::StaticPruningDepth];
-        let may_pass =
-            tuning.null_move && depth >= params[Param::NullMoveDepth] && !self.passed[ply];
-        if !futile && !may_pass {
-            return None;
-        }
-        let static_eval = self.evaluate(position, ply);
-        if futile && static_eval - params[Param::StaticPruningMargin] * depth >= beta {
-            return Some(static_eval);
-        }
-        if may_pass && static_eval >= beta {
-            let reduction =
-                params[Param::NullMoveReduction] + depth / params[Param::NullMoveDivisor].max(1);
-            self.passed[ply + 1] = true;
-            self.descend(ply, position, None);
-            let score = -self.negamax(
-                &position.with_turn_passed(),
-                depth - 1 - reduction,
-                -beta,
-                -beta + 1,
-                ply + 1,
-                false,
-            );
-            self.passed[ply + 1] = false;
-            if score >= beta && !self.shared.stopped() {
-                // A mate found after a pass is no proof of a mate.
-                return Some(score.min(MATE_BOUND - 1));
-            }
-        }
-        None
+        let params = &self.shared.tuning.params;
+        let reduction =
+            params[Param::NullMoveReduction] + depth / params[Param::NullMoveDivisor].max(1);
+        self.passed[ply + 1] = true;
+        self.descend(ply, position, None);
+        let score = -self.negamax(
+            &position.with_turn_passed(),
+            depth - 1 - reduction,
+            -beta,
+            -beta + 1,
+            ply + 1,
+            false,
+        );
+        self.passed[ply + 1] = false;
+        // A mate found after a pass is no proof of a mate.
+        (score >= beta && !self.shared.stopped()).then(|| score.min(MATE_BOUND - 1))
     }
 
     fn probe(&self, key: u64, ply: usize) -> Option<super::tt::TtHit> {

@@ -137,6 +137,7 @@ pub(crate) struct OrderedMoves {
     moves: MoveList,
     scores: [i32; MAX_MOVES],
     captures: Bitboard,
+    winning: Bitboard,
     next: usize,
 }
 
@@ -178,6 +179,7 @@ impl OrderedMoves {
             moves,
             scores,
             captures,
+            winning,
             next: 0,
         }
     }
@@ -185,6 +187,11 @@ impl OrderedMoves {
     /// Whether `mv` captures something.
     pub(crate) fn is_capture(&self, mv: Move) -> bool {
         self.captures & mv.to().bit() != 0
+    }
+
+    /// Whether `mv` completes the formation and wins.
+    pub(crate) fn wins(&self, mv: Move) -> bool {
+        is_winning(self.winning, mv)
     }
 }
 

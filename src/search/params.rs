@@ -29,6 +29,10 @@ pub struct ParamSpec {
 
 /// The developer switch of the fade without progress.
 pub const PROGRESS_SWITCH: &str = "Search Progress";
+/// The developer switch of futility pruning.
+pub const FUTILITY_SWITCH: &str = "Search Futility";
+/// The developer switch of internal iterative reductions.
+pub const IIR_SWITCH: &str = "Search IIR";
 
 macro_rules! params {
     ($($(#[$doc:meta])* $variant:ident: $default:expr, $min:expr, $max:expr, $step:expr, $rate:expr $(, needs $switch:expr)?;)*) => {
@@ -67,6 +71,14 @@ params! {
     NullMoveReduction: 3, 1, 8, 0.7, 0.002;
     /// ...plus one more per this many plies of depth.
     NullMoveDivisor: 4, 1, 16, 1.0, 0.002;
+    /// Futility pruning applies up to this depth...
+    FutilityDepth: 5, 1, 12, 1.0, 0.002, needs FUTILITY_SWITCH;
+    /// ...to the quiet moves of a node whose static evaluation falls short
+    /// of alpha by this much per ply.
+    FutilityMargin: 100, 10, 600, 10.0, 0.002, needs FUTILITY_SWITCH;
+    /// A node the table knows no move for is searched a ply shallower from
+    /// this depth on.
+    IirDepth: 4, 2, 16, 1.0, 0.002, needs IIR_SWITCH;
     /// Late move reductions: the constant term, in hundredths of a ply...
     ReductionBase: 50, 0, 300, 12.0, 0.002;
     /// ...and the divisor of ln(depth) * ln(move index), in hundredths.

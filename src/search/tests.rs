@@ -116,6 +116,46 @@ fn finds_a_win_in_three() {
     assert_mate_in(MATE_IN_3, 3);
 }
 
+/// Turns one developer switch on.
+type SwitchOn = fn(&mut Tuning);
+
+/// An engine with one developer switch turned on.
+fn engine_with(switch_on: SwitchOn) -> Engine {
+    let mut engine = quick_engine();
+    let mut options = engine.options();
+    switch_on(&mut options.tuning);
+    engine.set_options(options);
+    engine
+}
+
+/// Futility pruning and internal iterative reductions, off by default,
+/// still find every forced win, and each makes a middle-game search of the
+/// same depth smaller: they act, and not on the moves that decide.
+#[test]
+fn futility_and_iterative_reductions_keep_the_wins_and_search_less() {
+    let switches: [(&str, SwitchOn); 2] = [
+        ("futility", |tuning| tuning.futility = true),
+        ("iterative reduction", |tuning| {
+            tuning.iterative_reduction = true
+        }),
+    ];
+    // From a match game: White's queen next to the throne among her
+    // guards, Black's far off.
+    let middle_game =
+        Game::new(parse_fen("4g1/7/3g4/4G1G2/4Q5/4G1G3g/3G5q/4G4/g7/1g5/4g1 w 64").unwrap());
+    let plain_nodes = search_to(&mut quick_engine(), &middle_game, 8).nodes;
+    for (name, switch_on) in switches {
+        for (fen, moves) in [(MATE_IN_1, 1), (MATE_IN_2, 2), (MATE_IN_3, 3)] {
+            assert_keeps_the_win(&mut engine_with(switch_on), fen, moves);
+        }
+        let nodes = search_to(&mut engine_with(switch_on), &middle_game, 8).nodes;
+        assert!(
+            nodes < plain_nodes,
+            "{name}: {nodes} nodes, {plain_nodes} without"
+        );
+    }
+}
+
 #[test]
 fn reports_the_loss_when_the_opponent_wins_next_move() {
     // Black to move cannot reach the gap at e5: White wins next move.
