@@ -281,7 +281,7 @@ impl Default for Tuning {
             threat_extension: false,
             throne_steps: false,
             continuation_history: false,
-            stability_time: false,
+            stability_time: true,
             progress: false,
             contempt: 0,
             eval_percent: eval::FULL_PERCENTS,
