@@ -116,6 +116,10 @@ fn finds_a_win_in_three() {
     assert_mate_in(MATE_IN_3, 3);
 }
 
+/// From a match game: White's queen stands next to the throne among her
+/// guards, Black's is far off.
+const QUEEN_AMONG_HER_GUARDS: &str = "4g1/7/3g4/4G1G2/4Q5/4G1G3g/3G5q/4G4/g7/1g5/4g1 w 64";
+
 /// Turns one developer switch on.
 type SwitchOn = fn(&mut Tuning);
 
@@ -139,10 +143,7 @@ fn futility_and_iterative_reductions_keep_the_wins_and_search_less() {
             tuning.iterative_reduction = true
         }),
     ];
-    // From a match game: White's queen next to the throne among her
-    // guards, Black's far off.
-    let middle_game =
-        Game::new(parse_fen("4g1/7/3g4/4G1G2/4Q5/4G1G3g/3G5q/4G4/g7/1g5/4g1 w 64").unwrap());
+    let middle_game = Game::new(parse_fen(QUEEN_AMONG_HER_GUARDS).unwrap());
     let plain_nodes = search_to(&mut quick_engine(), &middle_game, 8).nodes;
     for (name, switch_on) in switches {
         for (fen, moves) in [(MATE_IN_1, 1), (MATE_IN_2, 2), (MATE_IN_3, 3)] {
@@ -438,10 +439,7 @@ fn progress_fades_the_score_with_the_games_plies_without_progress() {
             Score::Mate(moves) => panic!("mate in {moves}"),
         }
     };
-    // From a match game: White's queen stands next to the throne among her
-    // guards, Black's is far off.
-    let mut walked =
-        Game::new(parse_fen("4g1/7/3g4/4G1G2/4Q5/4G1G3g/3G5q/4G4/g7/1g5/4g1 w 64").unwrap());
+    let mut walked = Game::new(parse_fen(QUEEN_AMONG_HER_GUARDS).unwrap());
     while walked.plies_without_progress() < half_after as usize {
         let position = *walked.position();
         let around = legal_moves(&position)
