@@ -4,7 +4,9 @@
 use super::command::quote;
 use crate::search::eval::Term;
 use crate::search::nnue::{Network, NetworkError, NetworkRef};
-use crate::search::params::{FUTILITY_SWITCH, IIR_SWITCH, PROGRESS_SWITCH, SPECS};
+use crate::search::params::{
+    FUTILITY_SWITCH, HISTORY_REDUCTION_SWITCH, IIR_SWITCH, PROGRESS_SWITCH, SINGULAR_SWITCH, SPECS,
+};
 use crate::search::{EngineOptions, MAX_HASH_MIB, MAX_MULTIPV, MAX_THREADS};
 use std::fmt;
 use std::sync::LazyLock;
@@ -196,6 +198,10 @@ static OPTIONS: LazyLock<Vec<OptionSpec>> = LazyLock::new(|| {
             Kind::Check(|s| &mut s.engine.tuning.quiescence),
         ),
         developer(
+            "Search QuiescenceTT",
+            Kind::Check(|s| &mut s.engine.tuning.quiescence_table),
+        ),
+        developer(
             "Search NullMove",
             Kind::Check(|s| &mut s.engine.tuning.null_move),
         ),
@@ -212,6 +218,14 @@ static OPTIONS: LazyLock<Vec<OptionSpec>> = LazyLock::new(|| {
             Kind::Check(|s| &mut s.engine.tuning.iterative_reduction),
         ),
         developer(
+            HISTORY_REDUCTION_SWITCH,
+            Kind::Check(|s| &mut s.engine.tuning.history_reductions),
+        ),
+        developer(
+            SINGULAR_SWITCH,
+            Kind::Check(|s| &mut s.engine.tuning.singular),
+        ),
+        developer(
             "Search ThreatExtension",
             Kind::Check(|s| &mut s.engine.tuning.threat_extension),
         ),
@@ -222,6 +236,10 @@ static OPTIONS: LazyLock<Vec<OptionSpec>> = LazyLock::new(|| {
         developer(
             "Search ContinuationHistory",
             Kind::Check(|s| &mut s.engine.tuning.continuation_history),
+        ),
+        developer(
+            "Search CaptureHistory",
+            Kind::Check(|s| &mut s.engine.tuning.capture_history),
         ),
         developer(
             "Search StabilityTime",

@@ -221,6 +221,8 @@ pub(crate) struct Tuning {
     pub aspiration: bool,
     /// Quiescence search at the horizon (off: the static evaluation).
     pub quiescence: bool,
+    /// Probe and store the transposition table in the quiescence search.
+    pub quiescence_table: bool,
     /// Null-move pruning: a node whose opponent cannot catch up even
     /// with a free move is cut off after a reduced search.
     pub null_move: bool,
@@ -233,6 +235,12 @@ pub(crate) struct Tuning {
     /// Internal iterative reductions: a node the table knows no move for
     /// is searched a ply shallower, as its move order is a guess.
     pub iterative_reduction: bool,
+    /// Late move reductions by history: quiet moves that have cut off
+    /// often are reduced less, those that failed often more.
+    pub history_reductions: bool,
+    /// Singular extensions: the table's move is searched a ply deeper when
+    /// a reduced search of the other moves shows it is the only good one.
+    pub singular: bool,
     /// A side facing a formation threat searches one ply deeper, as a
     /// chess engine extends checks.
     pub threat_extension: bool,
@@ -243,6 +251,9 @@ pub(crate) struct Tuning {
     /// Order quiet moves also by their cut-offs right after the opponent's
     /// move to the same cell (a continuation history of one ply).
     pub continuation_history: bool,
+    /// Order captures by their own history of cut-offs (a bonus when one
+    /// cuts off, a malus to those tried before any move that does).
+    pub capture_history: bool,
     /// Time by stability: a move whose best move keeps changing gets more
     /// of its budget, one whose best move is settled less.
     pub stability_time: bool,
@@ -274,13 +285,17 @@ impl Default for Tuning {
             move_pruning: true,
             aspiration: true,
             quiescence: true,
+            quiescence_table: false,
             null_move: true,
             static_pruning: true,
             futility: false,
             iterative_reduction: false,
+            history_reductions: false,
+            singular: false,
             threat_extension: false,
             throne_steps: false,
             continuation_history: false,
+            capture_history: false,
             stability_time: true,
             progress: false,
             contempt: 0,

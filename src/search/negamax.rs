@@ -255,6 +255,7 @@ impl<'a, 'h> Worker<'a, 'h> {
             self.history,
             None,
             self.shared.tuning.throne_steps,
+            self.shared.tuning.capture_history,
         );
         self.root_moves = ordered
             .filter(|mv| self.shared.root_moves.contains(mv))
@@ -584,11 +585,15 @@ impl<'a, 'h> Worker<'a, 'h> {
             return alpha;
         }
         self.enter(key);
-        let score = self.search_moves(position, depth, alpha, beta, ply, pv_node);
+        let score = self.search_moves(position, depth, alpha, beta, ply, pv_node, None);
         self.leave();
         score
     }
 
+    /// The moves of a node that is not a leaf; `excluded`, the table's
+    /// move, is left out when the node is searched to see whether that move
+    /// is singular (the search then neither reads nor writes the table).
+    #[allow(clippy::too_many_arguments)]
     fn search_moves(
         &mut self,
         position: &Position,
@@ -597,6 +602,7 @@ impl<'a, 'h> Worker<'a, 'h> {
         beta: i32,
         ply: usize,
         pv_node: bool,
+        excluded: Option<Move>,
     ) -> i32 {
         let key = position.key();
         let us = position.side_to_move();
@@ -609,15 +615,15 @@ impl<'a, 'h> Worker<'a, 'h> {
         let threat_before_probe = (tuning.threat_extension && (ply as i32) < 2 * self.iteration)
             .then(|| has_win_threat(position, !us));
         let depth = depth + i32::from(threat_before_probe == Some(true));
-        let hit = self.probe(key, ply);
+        let hit = if excluded.is_none() {
+            self.probe(key, ply)
+        } else {
+            None
+        };
         if let Some(hit) = hit
             && !pv_node
             && hit.depth >= depth
-            && match hit.bound {
-                Bound::Exact => true,
-                Bound::Lower => hit.score >= beta,
-                Bound::Upper => hit.score <= alpha,
-            }
+            && hit.decides(alpha, beta)
         {
             return hit.score;
         }
@@ -630,6 +636,7 @@ impl<'a, 'h> Worker<'a, 'h> {
             tuning.null_move && depth >= params[Param::NullMoveDepth] && !self.passed[ply];
         let futile_quiets = tuning.futility && depth <= params[Param::FutilityDepth];
         let static_eval = (!pv_node
+            && excluded.is_none()
             && !threatened
             && position.captured(us) == 0
             && beta.abs() < MATE_BOUND
@@ -665,6 +672,39 @@ impl<'a, 'h> Worker<'a, 'h> {
             depth
         };
 
+        // The table's move is searched a ply deeper when every other move
+        // falls well short of its score; when even a reduced search of the
+        // others beats beta, so would the node (a multi-cut).
+        let mut singular = false;
+        if let Some(hit) = hit
+            && let Some(tt_move) = tt_move
+            && tuning.singular
+            && depth >= params[Param::SingularDepth]
+            && hit.depth >= depth - 3
+            && hit.bound != Bound::Upper
+            && hit.score.abs() < MATE_BOUND
+            && (ply as i32) < 2 * self.iteration
+        {
+            let singular_beta = hit.score - params[Param::SingularMargin] * depth;
+            let score = self.search_moves(
+                position,
+                (depth - 1) / 2,
+                singular_beta - 1,
+                singular_beta,
+                ply,
+                false,
+                Some(tt_move),
+            );
+            if self.shared.stopped() {
+                return 0;
+            }
+            if score < singular_beta {
+                singular = true;
+            } else if singular_beta >= beta {
+                return singular_beta;
+            }
+        }
+
         let original_alpha = alpha;
         self.killers.clear_children(ply);
         let previous = self.previous_move(ply);
@@ -677,13 +717,19 @@ impl<'a, 'h> Worker<'a, 'h> {
             self.history,
             previous,
             tuning.throne_steps,
+            tuning.capture_history,
         );
         let mut best = -INFINITY;
         let mut best_move = None;
         let mut quiets_tried: [Option<Move>; 32] = [None; 32];
         let mut quiet_count = 0;
+        let mut captures_tried: [Option<Move>; 16] = [None; 16];
+        let mut capture_count = 0;
         let mut index = 0;
         while let Some(mv) = ordered.next() {
+            if Some(mv) == excluded {
+                continue;
+            }
             let capture = ordered.is_capture(mv);
             let quiet =
                 !capture && Some(mv) != tt_move && !(tuning.throne_steps && steps_to_throne(mv));
@@ -707,13 +753,27 @@ impl<'a, 'h> Worker<'a, 'h> {
             let child = position.make_move(mv);
             self.shared.tt.prefetch(child.key());
             self.descend(ply, position, Some(mv));
+            let extension = i32::from(singular && Some(mv) == tt_move);
             let score = if index == 0 {
-                -self.negamax(&child, depth - 1, -beta, -alpha, ply + 1, pv_node)
+                -self.negamax(
+                    &child,
+                    depth - 1 + extension,
+                    -beta,
+                    -alpha,
+                    ply + 1,
+                    pv_node,
+                )
             } else {
                 let reduction =
                     if tuning.reductions && depth >= 3 && quiet && !threatened && index >= 2 {
                         let base = self.reductions[depth.min(63) as usize][index.min(63)];
-                        (base - i32::from(pv_node)).clamp(0, depth - 2)
+                        let by_history = if tuning.history_reductions {
+                            self.history.get(position, previous, mv)
+                                / params[Param::ReductionHistory].max(1)
+                        } else {
+                            0
+                        };
+                        (base - i32::from(pv_node) - by_history).clamp(0, depth - 2)
                     } else {
                         0
                     };
@@ -749,6 +809,14 @@ impl<'a, 'h> Worker<'a, 'h> {
                         if !capture {
                             self.reward(position, ply, depth, mv, &quiets_tried[..quiet_count]);
                         }
+                        if tuning.capture_history {
+                            self.reward_captures(
+                                position,
+                                depth,
+                                capture.then_some(mv),
+                                &captures_tried[..capture_count],
+                            );
+                        }
                         break;
                     }
                 }
@@ -757,15 +825,13 @@ impl<'a, 'h> Worker<'a, 'h> {
                 quiets_tried[quiet_count] = Some(mv);
                 quiet_count += 1;
             }
+            if capture && capture_count < captures_tried.len() {
+                captures_tried[capture_count] = Some(mv);
+                capture_count += 1;
+            }
         }
-        let bound = if best >= beta {
-            Bound::Lower
-        } else if alpha > original_alpha {
-            Bound::Exact
-        } else {
-            Bound::Upper
-        };
-        if tuning.transposition_table {
+        let bound = bound_of(best, original_alpha, beta);
+        if tuning.transposition_table && excluded.is_none() {
             self.shared
                 .tt
                 .store(key, ply, best_move, best, depth, bound);
@@ -884,6 +950,24 @@ impl<'a, 'h> Worker<'a, 'h> {
         }
     }
 
+    /// After a cut-off: a bonus to the capture that made it, if it was one,
+    /// and a malus to the captures tried before it that did not.
+    fn reward_captures(
+        &mut self,
+        position: &Position,
+        depth: i32,
+        cut: Option<Move>,
+        tried: &[Option<Move>],
+    ) {
+        let bonus = (depth * depth).min(self.shared.tuning.params[Param::HistoryBonusMax]);
+        if let Some(mv) = cut {
+            self.history.update_capture(position, mv, bonus);
+        }
+        for other in tried.iter().flatten() {
+            self.history.update_capture(position, *other, -bonus);
+        }
+    }
+
     /// The move that reached `ply`, when the continuation history is on.
     fn previous_move(&self, ply: usize) -> Option<Move> {
         self.shared
@@ -914,6 +998,17 @@ impl<'a, 'h> Worker<'a, 'h> {
         if ply >= MAX_PLY {
             return self.evaluate(position, ply);
         }
+        let hit = if self.shared.tuning.quiescence_table {
+            self.probe(position.key(), ply)
+        } else {
+            None
+        };
+        if let Some(hit) = hit
+            && hit.decides(alpha, beta)
+        {
+            return hit.score;
+        }
+        let original_alpha = alpha;
         // A threat to complete the formation is this game's check: standing
         // pat would ignore it, so every move is tried instead (near the
         // horizon only).
@@ -952,6 +1047,7 @@ impl<'a, 'h> Worker<'a, 'h> {
             let kept = gather(slice, wins_end, |mv| captures & mv.to().bit() != 0);
             candidates.truncate(kept);
         }
+        let mut best_move = None;
         for &mv in candidates.iter() {
             let child = position.make_move(mv);
             self.descend(ply, position, Some(mv));
@@ -962,12 +1058,20 @@ impl<'a, 'h> Worker<'a, 'h> {
             if score > best {
                 best = score;
                 if score > alpha {
+                    best_move = Some(mv);
                     alpha = score;
                     if score >= beta {
                         break;
                     }
                 }
             }
+        }
+        // A result of the full search of this position outweighs this one.
+        if self.shared.tuning.quiescence_table && hit.is_none_or(|hit| hit.depth == 0) {
+            let bound = bound_of(best, original_alpha, beta);
+            self.shared
+                .tt
+                .store(position.key(), ply, best_move, best, 0, bound);
         }
         best
     }
@@ -999,6 +1103,18 @@ impl Stability {
             3 => 85,
             _ => 70,
         }
+    }
+}
+
+/// What a node's best score `best` says of its true value, searched with
+/// the window (`alpha`, `beta`).
+fn bound_of(best: i32, alpha: i32, beta: i32) -> Bound {
+    if best >= beta {
+        Bound::Lower
+    } else if best > alpha {
+        Bound::Exact
+    } else {
+        Bound::Upper
     }
 }
 

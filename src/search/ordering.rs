@@ -1,7 +1,8 @@
 //! Move ordering: the transposition-table move first, then moves that
 //! complete the formation, captures, steps towards the throne (when asked
 //! for), the two killer moves of the ply, and the rest by their history
-//! score.
+//! score. Captures are ordered among themselves by the quiet history of the
+//! same step, or by their own capture history when asked for.
 
 use super::MAX_PLY;
 use super::eval::{capture_cells, winning_cells};
@@ -19,10 +20,12 @@ const HISTORY_LIMIT: i32 = 16_384;
 
 /// Quiet moves that caused cut-offs: by side, origin and destination, and
 /// (the continuation history) by side, the cell the opponent's move before
-/// them went to and their own destination.
+/// them went to and their own destination; captures apart, by side, origin
+/// and destination.
 pub(crate) struct History {
     by_move: Vec<i32>,
     by_reply: Vec<i32>,
+    by_capture: Vec<i32>,
 }
 
 impl History {
@@ -31,6 +34,7 @@ impl History {
         History {
             by_move: vec![0; 2 * GRID_SLOTS * GRID_SLOTS],
             by_reply: vec![0; 2 * GRID_SLOTS * GRID_SLOTS],
+            by_capture: vec![0; 2 * GRID_SLOTS * GRID_SLOTS],
         }
     }
 
@@ -66,6 +70,22 @@ impl History {
                 bonus,
             );
         }
+    }
+}
+
+impl History {
+    /// The capture history's score of the capture `mv`.
+    pub(crate) fn capture(&self, position: &Position, mv: Move) -> i32 {
+        self.by_capture[Self::slot(position, mv.from(), mv.to())]
+    }
+
+    /// Moves the capture history's score of `mv` towards the limit by
+    /// `bonus` (negative for a malus).
+    pub(crate) fn update_capture(&mut self, position: &Position, mv: Move, bonus: i32) {
+        nudge(
+            &mut self.by_capture[Self::slot(position, mv.from(), mv.to())],
+            bonus,
+        );
     }
 }
 
@@ -144,7 +164,8 @@ pub(crate) struct OrderedMoves {
 impl OrderedMoves {
     /// Scores `moves` of `position` at `ply`, reached by `previous` (given
     /// only when the continuation history is on); `throne_steps` puts the
-    /// [`steps_to_throne`] right after the captures.
+    /// [`steps_to_throne`] right after the captures; `capture_history`
+    /// orders the captures by their own history.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(
         position: &Position,
@@ -155,6 +176,7 @@ impl OrderedMoves {
         history: &History,
         previous: Option<Move>,
         throne_steps: bool,
+        capture_history: bool,
     ) -> OrderedMoves {
         let captures = capture_cells(position, position.side_to_move());
         let winning = winning_cells(position, position.side_to_move());
@@ -166,7 +188,12 @@ impl OrderedMoves {
             } else if is_winning(winning, mv) {
                 WINNING
             } else if captures & to != 0 {
-                CAPTURE + history.get(position, previous, mv)
+                CAPTURE
+                    + if capture_history {
+                        history.capture(position, mv)
+                    } else {
+                        history.get(position, previous, mv)
+                    }
             } else if throne_steps && steps_to_throne(mv) {
                 THRONE_STEP + history.get(position, previous, mv)
             } else if let Some(rank) = killers.rank(ply, mv) {
@@ -242,6 +269,7 @@ mod tests {
             &history,
             None,
             false,
+            false,
         )
         .collect();
         assert_eq!(&ordered[..3], &[tt_move, capture, killer]);
@@ -274,6 +302,7 @@ mod tests {
                 &history,
                 None,
                 throne_steps,
+                false,
             )
             .collect()
         };
@@ -294,6 +323,34 @@ mod tests {
         assert!(history.get(&position, None, mv) <= HISTORY_LIMIT);
         history.update(&position, None, mv, -4000);
         assert!(history.get(&position, None, mv) < HISTORY_LIMIT);
+    }
+
+    #[test]
+    fn the_capture_history_is_kept_apart_from_the_quiet_one() {
+        // f5f6 sandwiches the black guard on e6 (see the first test).
+        let position = parse_fen("6/7/8/9/10/3Gg6/5Q4/9/8/7/q5 w").unwrap();
+        let capture = parse_move(&position, "f5f6").unwrap();
+        let mut history = History::new();
+        history.update_capture(&position, capture, 400);
+        assert!(history.capture(&position, capture) > 0);
+        assert_eq!(history.get(&position, None, capture), 0);
+        history.update(&position, None, capture, -400);
+        let scored = |capture_history| {
+            let ordered = OrderedMoves::new(
+                &position,
+                legal_moves(&position),
+                None,
+                0,
+                &Killers::new(),
+                &history,
+                None,
+                false,
+                capture_history,
+            );
+            let index = ordered.moves.iter().position(|&mv| mv == capture);
+            ordered.scores[index.unwrap()]
+        };
+        assert!(scored(true) > CAPTURE && scored(false) < CAPTURE);
     }
 
     #[test]

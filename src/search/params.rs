@@ -33,6 +33,10 @@ pub const PROGRESS_SWITCH: &str = "Search Progress";
 pub const FUTILITY_SWITCH: &str = "Search Futility";
 /// The developer switch of internal iterative reductions.
 pub const IIR_SWITCH: &str = "Search IIR";
+/// The developer switch of singular extensions.
+pub const SINGULAR_SWITCH: &str = "Search Singular";
+/// The developer switch of late move reductions by history.
+pub const HISTORY_REDUCTION_SWITCH: &str = "Search HistoryReductions";
 
 macro_rules! params {
     ($($(#[$doc:meta])* $variant:ident: $default:expr, $min:expr, $max:expr, $step:expr, $rate:expr $(, needs $switch:expr)?;)*) => {
@@ -79,10 +83,18 @@ params! {
     /// A node the table knows no move for is searched a ply shallower from
     /// this depth on.
     IirDepth: 4, 2, 16, 1.0, 0.002, needs IIR_SWITCH;
+    /// Singular extensions apply from this depth...
+    SingularDepth: 6, 4, 20, 1.0, 0.002, needs SINGULAR_SWITCH;
+    /// ...when every other move falls this much per ply of depth short of
+    /// the table's score for the table's move.
+    SingularMargin: 2, 0, 64, 1.0, 0.002, needs SINGULAR_SWITCH;
     /// Late move reductions: the constant term, in hundredths of a ply...
     ReductionBase: 50, 0, 300, 12.0, 0.002;
     /// ...and the divisor of ln(depth) * ln(move index), in hundredths.
     ReductionDivisor: 225, 100, 600, 20.0, 0.002;
+    /// With `Search HistoryReductions`, a quiet move is reduced a ply less
+    /// per this much history score (a ply more per this much below zero).
+    ReductionHistory: 512, 64, 16384, 64.0, 0.002, needs HISTORY_REDUCTION_SWITCH;
     /// Late move pruning applies up to this depth...
     MovePruningDepth: 3, 1, 8, 0.7, 0.002;
     /// ...once this many moves...

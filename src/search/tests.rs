@@ -132,28 +132,66 @@ fn engine_with(switch_on: SwitchOn) -> Engine {
     engine
 }
 
-/// Futility pruning and internal iterative reductions, off by default,
-/// still find every forced win, and each makes a middle-game search of the
-/// same depth smaller: they act, and not on the moves that decide.
+/// Futility pruning, internal iterative reductions, reductions by history,
+/// the table in the quiescence search, the capture history and singular
+/// extensions, off by default, still find every forced win, and each changes
+/// the search of a middle game or of an opening where captures are in the
+/// air, to the same depth: they act, and not on the moves that decide. The
+/// two that only cut make the middle game's smaller.
 #[test]
-fn futility_and_iterative_reductions_keep_the_wins_and_search_less() {
-    let switches: [(&str, SwitchOn); 2] = [
-        ("futility", |tuning| tuning.futility = true),
-        ("iterative reduction", |tuning| {
-            tuning.iterative_reduction = true
-        }),
+fn search_switches_keep_the_wins_and_change_the_tree() {
+    let switches: [(&str, SwitchOn, bool); 6] = [
+        ("futility", |tuning| tuning.futility = true, true),
+        (
+            "iterative reduction",
+            |tuning| tuning.iterative_reduction = true,
+            true,
+        ),
+        (
+            "history reductions",
+            |tuning| tuning.history_reductions = true,
+            false,
+        ),
+        (
+            "quiescence table",
+            |tuning| tuning.quiescence_table = true,
+            false,
+        ),
+        (
+            "capture history",
+            |tuning| tuning.capture_history = true,
+            false,
+        ),
+        (
+            "singular extensions",
+            |tuning| {
+                tuning.singular = true;
+                // Shallower than it plays, so that it acts at this depth.
+                tuning.params.values[params::Param::SingularDepth as usize] = 4;
+            },
+            false,
+        ),
     ];
     let middle_game = Game::new(parse_fen(QUEEN_AMONG_HER_GUARDS).unwrap());
-    let plain_nodes = search_to(&mut quick_engine(), &middle_game, 8).nodes;
-    for (name, switch_on) in switches {
+    let opening = Game::new(parse_fen("q1G1g1/7/1G4G1/g8/9g/11/G8G/9/6g1/gG5/4gQ w 4").unwrap());
+    let nodes_of = |engine: &mut Engine| {
+        (
+            search_to(engine, &middle_game, 8).nodes,
+            search_to(engine, &opening, 10).nodes,
+        )
+    };
+    let plain = nodes_of(&mut quick_engine());
+    for (name, switch_on, only_cuts) in switches {
         for (fen, moves) in [(MATE_IN_1, 1), (MATE_IN_2, 2), (MATE_IN_3, 3)] {
             assert_keeps_the_win(&mut engine_with(switch_on), fen, moves);
         }
-        let nodes = search_to(&mut engine_with(switch_on), &middle_game, 8).nodes;
-        assert!(
-            nodes < plain_nodes,
-            "{name}: {nodes} nodes, {plain_nodes} without"
-        );
+        let nodes = nodes_of(&mut engine_with(switch_on));
+        let acts = if only_cuts {
+            nodes.0 < plain.0
+        } else {
+            nodes != plain
+        };
+        assert!(acts, "{name}: {nodes:?} nodes, {plain:?} without");
     }
 }
 

@@ -94,6 +94,18 @@ impl Data {
     }
 }
 
+impl TtHit {
+    /// Whether the stored score settles a search of window (alpha, beta),
+    /// given enough depth: exact, or a bound on the window's far side.
+    pub(crate) fn decides(&self, alpha: i32, beta: i32) -> bool {
+        match self.bound {
+            Bound::Exact => true,
+            Bound::Lower => self.score >= beta,
+            Bound::Upper => self.score <= alpha,
+        }
+    }
+}
+
 /// Converts a score seen at `ply` into one relative to the storing node, so
 /// a mate found through a transposition keeps its true distance.
 fn score_to_tt(score: i32, ply: usize) -> i32 {
