@@ -83,6 +83,38 @@ fn stop_is_answered_at_once() {
     assert!(median(samples) < PROMPT);
 }
 
+/// Through a game's moves, `go movetime` never answers before its time, also
+/// once the best move has held for several iterations: time by stability
+/// scales the budget of clocks only. The bound from below holds on any
+/// machine, however loaded; only a forced win, which ends the search at
+/// once, is exempt.
+#[test]
+fn movetime_is_never_cut_short() {
+    let _serial = exclusive();
+    let mut agon = Agon::start(&[]);
+    let movetime = Duration::from_millis(40);
+    let mut moves: Vec<String> = Vec::new();
+    for _ in 0..30 {
+        agon.send(&format!("position startpos moves {}", moves.join(" ")));
+        agon.sync();
+        let asked = Instant::now();
+        agon.send(&format!("go movetime {}", movetime.as_millis()));
+        let lines = agon.lines_until(is_bestmove, PATIENCE);
+        let elapsed = asked.elapsed();
+        let won = lines.iter().any(|line| line.contains(" score mate "));
+        assert!(
+            won || elapsed >= movetime,
+            "answered after {elapsed:?} at ply {}",
+            moves.len()
+        );
+        let answer = lines.last().expect("a bestmove line");
+        match answer.split_whitespace().nth(1) {
+            Some(best) if best != "(none)" => moves.push(best.to_string()),
+            _ => break,
+        }
+    }
+}
+
 #[test]
 fn movetime_is_kept() {
     let _serial = exclusive();

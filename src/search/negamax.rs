@@ -319,7 +319,8 @@ impl<'a, 'h> Worker<'a, 'h> {
                 .mate
                 .is_some_and(|moves| best >= MATE_BOUND && (MATE - best + 1) / 2 <= moves as i32);
             let decided = best.abs() >= MATE_BOUND && depth as i32 > MATE - best.abs() + 2;
-            let percent = if self.shared.tuning.stability_time {
+            // On clocks only: a movetime is to be used in full.
+            let percent = if self.shared.tuning.stability_time && limits.clock_only() {
                 stability.after(self.root_moves[0].mv)
             } else {
                 100
