@@ -832,10 +832,8 @@ impl<'a, 'h> Worker<'a, 'h> {
             }
         }
         let bound = bound_of(best, original_alpha, beta);
-        if tuning.transposition_table && excluded.is_none() {
-            self.shared
-                .tt
-                .store(key, ply, best_move, best, depth, bound);
+        if excluded.is_none() {
+            self.store(key, ply, best_move, best, depth, bound);
         }
         best
     }
@@ -873,6 +871,13 @@ impl<'a, 'h> Worker<'a, 'h> {
             self.shared.tt.probe(key, ply)
         } else {
             None
+        }
+    }
+
+    /// Stores a result, when the table is in use.
+    fn store(&self, key: u64, ply: usize, mv: Option<Move>, score: i32, depth: i32, bound: Bound) {
+        if self.shared.tuning.transposition_table {
+            self.shared.tt.store(key, ply, mv, score, depth, bound);
         }
     }
 
@@ -942,13 +947,18 @@ impl<'a, 'h> Worker<'a, 'h> {
             self.killers.record(ply, mv);
         }
         if tuning.history {
-            let bonus = (depth * depth).min(tuning.params[Param::HistoryBonusMax]);
+            let bonus = self.history_bonus(depth);
             let previous = self.previous_move(ply);
             self.history.update(position, previous, mv, bonus);
             for other in tried.iter().flatten() {
                 self.history.update(position, previous, *other, -bonus);
             }
         }
+    }
+
+    /// The history bonus of a cut-off at `depth`: its square, capped.
+    fn history_bonus(&self, depth: i32) -> i32 {
+        (depth * depth).min(self.shared.tuning.params[Param::HistoryBonusMax])
     }
 
     /// After a cut-off: a bonus to the capture that made it, if it was one,
@@ -960,7 +970,7 @@ impl<'a, 'h> Worker<'a, 'h> {
         cut: Option<Move>,
         tried: &[Option<Move>],
     ) {
-        let bonus = (depth * depth).min(self.shared.tuning.params[Param::HistoryBonusMax]);
+        let bonus = self.history_bonus(depth);
         if let Some(mv) = cut {
             self.history.update_capture(position, mv, bonus);
         }
@@ -1070,9 +1080,7 @@ impl<'a, 'h> Worker<'a, 'h> {
         // A result of the full search of this position outweighs this one.
         if self.shared.tuning.quiescence_table && hit.is_none_or(|hit| hit.depth == 0) {
             let bound = bound_of(best, original_alpha, beta);
-            self.shared
-                .tt
-                .store(position.key(), ply, best_move, best, 0, bound);
+            self.store(position.key(), ply, best_move, best, 0, bound);
         }
         best
     }

@@ -71,9 +71,7 @@ impl History {
             );
         }
     }
-}
 
-impl History {
     /// The capture history's score of the capture `mv`.
     pub(crate) fn capture(&self, position: &Position, mv: Move) -> i32 {
         self.by_capture[Self::slot(position, mv.from(), mv.to())]
