@@ -173,13 +173,19 @@ pub(crate) fn capture_cells(position: &Position, color: Color) -> Bitboard {
 /// would complete the winning formation: its queen sits active on the
 /// throne and five of its active guards stand around it (empty otherwise).
 pub(crate) fn winning_cells(position: &Position, color: Color) -> Bitboard {
-    let active = position.active(color);
-    let ring_guards = active & !position.queens() & THRONE_RING;
-    if active & position.queens() & THRONE != 0 && ring_guards.count_ones() == 5 {
-        THRONE_RING & !ring_guards
+    if guards_around_held_throne(position, color) == Some(5) {
+        THRONE_RING & !(position.active(color) & !position.queens())
     } else {
         0
     }
+}
+
+/// How many active guards of `color` stand around the throne while its
+/// queen sits active on it; `None` when she does not.
+pub(crate) fn guards_around_held_throne(position: &Position, color: Color) -> Option<u32> {
+    let active = position.active(color);
+    (active & position.queens() & THRONE != 0)
+        .then(|| (active & !position.queens() & THRONE_RING).count_ones())
 }
 
 /// Whether `color`, if it were to move, could complete the winning formation

@@ -3,7 +3,9 @@
 //! formation moves, and the game's endings, repetitions and mate distances
 //! checked at every node.
 
-use super::eval::{capture_cells, evaluate, has_win_threat, winning_cells};
+use super::eval::{
+    capture_cells, evaluate, guards_around_held_throne, has_win_threat, winning_cells,
+};
 use super::nnue::AccumulatorStack;
 use super::ordering::{History, Killers, OrderedMoves, is_winning, steps_to_throne};
 use super::params::{Param, Params};
@@ -633,8 +635,14 @@ impl<'a, 'h> Worker<'a, 'h> {
         // the principal line and from mate scores, and never for a side that
         // must relocate or answer a threat: it has no spare tempo.
         let reverse_futile = tuning.static_pruning && depth <= params[Param::StaticPruningDepth];
-        let may_pass =
-            tuning.null_move && depth >= params[Param::NullMoveDepth] && !self.passed[ply];
+        // A pass hides a race to the formation: the reduced search after it
+        // does not see the opponent's guards close the ring move by move.
+        let may_pass = tuning.null_move
+            && depth >= params[Param::NullMoveDepth]
+            && !self.passed[ply]
+            && !guards_around_held_throne(position, !us).is_some_and(|guards| {
+                i64::from(guards) >= i64::from(params[Param::NullMoveThroneGuards])
+            });
         let futile_quiets = tuning.futility && depth <= params[Param::FutilityDepth];
         let static_eval = (!pv_node
             && excluded.is_none()

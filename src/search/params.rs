@@ -75,6 +75,10 @@ params! {
     NullMoveReduction: 3, 1, 8, 0.7, 0.002;
     /// ...plus one more per this many plies of depth.
     NullMoveDivisor: 4, 1, 16, 1.0, 0.002;
+    /// No null move while the opponent's queen holds the throne with at
+    /// least this many of its guards around it (6 never holds: that is a
+    /// win).
+    NullMoveThroneGuards: 2, 0, 6, 0.7, 0.002;
     /// Futility pruning applies up to this depth...
     FutilityDepth: 5, 1, 12, 1.0, 0.002, needs FUTILITY_SWITCH;
     /// ...to the quiet moves of a node whose static evaluation falls short

@@ -203,6 +203,38 @@ fn reports_the_loss_when_the_opponent_wins_next_move() {
     assert_eq!(outcome.score, Score::Mate(-1));
 }
 
+/// Races to the formation from match games that the engine lost at
+/// 10s+0.1s: each time the other side's queen holds the throne with guards
+/// around it, and the other side, to move, wins in `moves` moves.
+const THRONE_RACES: [(&str, i32); 3] = [
+    ("6/7/4g3/4G1g2/g2q1G4/4GQ1G3/3g6/4GGg2/3g4/7/6 w 37", 4),
+    ("3g2/7/4g3/4G1G2/3g6/4GQG1g2/3g2G3/4G4/3g2q1/7/6 w 44", 5),
+    ("6/7/5g2/2g1G4/4G5/5QGg3/3G1G3q/4g4/2G1g3/1g5/6 w 29", 4),
+];
+
+/// A pass by the defender hides the race: the search reduced after it does
+/// not see the guards close the ring. With no pass while the other queen
+/// holds the throne the winner sees its win at a depth where, with passes
+/// allowed, it does not.
+#[test]
+fn a_pass_does_not_hide_a_race_to_the_formation() {
+    let passing_allowed = |tuning: &mut Tuning| {
+        tuning.params.values[params::Param::NullMoveThroneGuards as usize] = 6;
+    };
+    for (fen, moves) in THRONE_RACES {
+        let game = Game::new(parse_fen(fen).unwrap());
+        let depth = 2 * moves as u32 - 2;
+        let seen = search_to(&mut quick_engine(), &game, depth).score;
+        assert_eq!(seen, Score::Mate(moves), "{fen}");
+        let hidden = search_to(&mut engine_with(passing_allowed), &game, depth).score;
+        assert_ne!(
+            hidden,
+            Score::Mate(moves),
+            "{fen}: found with passes allowed"
+        );
+    }
+}
+
 #[test]
 fn never_completes_the_ring_without_the_queen() {
     // Stepping d4-e5 would close the ring while the queen is off the throne:
