@@ -226,8 +226,8 @@ fn a_load_killed_with_sigkill_comes_back_with_every_acknowledged_move() {
     assert!(last.len() >= 12, "the load played: {} games", last.len());
 
     // What the database holds after the kill, read directly.
+    let connection = rusqlite::Connection::open(&db).unwrap();
     let stored_moves = |game: &str| -> Vec<String> {
-        let connection = rusqlite::Connection::open(&db).unwrap();
         let mut statement = connection
             .prepare("SELECT mv FROM moves WHERE game = ?1 ORDER BY ply")
             .unwrap();
@@ -240,9 +240,9 @@ fn a_load_killed_with_sigkill_comes_back_with_every_acknowledged_move() {
     let stored: HashMap<&String, Vec<String>> =
         last.keys().map(|game| (game, stored_moves(game))).collect();
     let (_server, address) = start_server(&db, &[]);
-    let mut games_of: HashMap<String, usize> = HashMap::new();
+    let mut journal_games_of: HashMap<&String, Vec<&String>> = HashMap::new();
     for (game, (cookie, acknowledged)) in &last {
-        *games_of.entry(cookie.clone()).or_default() += 1;
+        journal_games_of.entry(cookie).or_default().push(game);
         let stored = &stored[game];
         assert_eq!(
             stored[..acknowledged.len().min(stored.len())],
@@ -266,7 +266,6 @@ fn a_load_killed_with_sigkill_comes_back_with_every_acknowledged_move() {
     // A visitor's game whose first move was stored but never acknowledged
     // before the kill is in the database and not in the journal: at most one
     // such game per visitor, since a visitor plays one game at a time.
-    let connection = rusqlite::Connection::open(&db).unwrap();
     let owner_of = |game: &str| -> String {
         connection
             .query_row("SELECT visitor FROM games WHERE id = ?1", [game], |row| {
@@ -287,12 +286,7 @@ fn a_load_killed_with_sigkill_comes_back_with_every_acknowledged_move() {
             .map(Result::unwrap)
             .collect()
     };
-    for (cookie, count) in games_of {
-        let journal_games: Vec<&String> = last
-            .iter()
-            .filter(|(_, (visitor, _))| *visitor == cookie)
-            .map(|(game, _)| game)
-            .collect();
+    for (cookie, journal_games) in journal_games_of {
         let stored = stored_games_of(&owner_of(journal_games[0]));
         for game in &journal_games {
             assert!(
@@ -306,9 +300,10 @@ fn a_load_killed_with_sigkill_comes_back_with_every_acknowledged_move() {
             .collect();
         assert!(
             unacknowledged.len() <= 1 && unacknowledged.iter().all(|(_, plies)| **plies <= 2),
-            "visitor {cookie}: games beyond the journal's {count}: {unacknowledged:?}"
+            "visitor {cookie}: games beyond the journal's {}: {unacknowledged:?}",
+            journal_games.len()
         );
-        let listed = state(&address, &cookie, None).json()["library"]
+        let listed = state(&address, cookie, None).json()["library"]
             .as_array()
             .unwrap()
             .iter()
