@@ -634,15 +634,21 @@ impl<'a, 'h> Worker<'a, 'h> {
         // The static evaluation stands for the node's worth only away from
         // the principal line and from mate scores, and never for a side that
         // must relocate or answer a threat: it has no spare tempo.
-        let reverse_futile = tuning.static_pruning && depth <= params[Param::StaticPruningDepth];
-        // A pass hides a race to the formation: the reduced search after it
-        // does not see the opponent's guards close the ring move by move.
+        // A race to the formation hides from a pass and from the static
+        // evaluation alike: neither sees the opponent's guards close the
+        // ring move by move.
+        let at_least = |guards: Option<u32>, threshold: Param| {
+            guards.is_some_and(|guards| i64::from(guards) >= i64::from(params[threshold]))
+        };
+        let their_ring = guards_around_held_throne(position, !us);
+        let racing_at = |threshold: Param| at_least(their_ring, threshold);
+        let reverse_futile = tuning.static_pruning
+            && depth <= params[Param::StaticPruningDepth]
+            && !racing_at(Param::StaticPruningThroneGuards);
         let may_pass = tuning.null_move
             && depth >= params[Param::NullMoveDepth]
             && !self.passed[ply]
-            && !guards_around_held_throne(position, !us).is_some_and(|guards| {
-                i64::from(guards) >= i64::from(params[Param::NullMoveThroneGuards])
-            });
+            && !racing_at(Param::NullMoveThroneGuards);
         let futile_quiets = tuning.futility && depth <= params[Param::FutilityDepth];
         let static_eval = (!pv_node
             && excluded.is_none()
@@ -728,6 +734,13 @@ impl<'a, 'h> Worker<'a, 'h> {
             tuning.throne_steps,
             tuning.capture_history,
         );
+        // In a race the steps into the ring close it or block it: reducing or
+        // pruning them hides the race as a pass would.
+        let racing = racing_at(Param::RingStepThroneGuards)
+            || at_least(
+                guards_around_held_throne(position, us),
+                Param::RingStepThroneGuards,
+            );
         let mut best = -INFINITY;
         let mut best_move = None;
         let mut quiets_tried: [Option<Move>; 32] = [None; 32];
@@ -740,8 +753,9 @@ impl<'a, 'h> Worker<'a, 'h> {
                 continue;
             }
             let capture = ordered.is_capture(mv);
-            let quiet =
-                !capture && Some(mv) != tt_move && !(tuning.throne_steps && steps_to_throne(mv));
+            let quiet = !capture
+                && Some(mv) != tt_move
+                && !((tuning.throne_steps || racing) && steps_to_throne(mv));
             if prune_quiets && quiet && !ordered.wins(mv) && best > -MATE_BOUND {
                 index += 1;
                 continue;

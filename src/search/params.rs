@@ -69,6 +69,9 @@ params! {
     StaticPruningDepth: 6, 1, 12, 1.0, 0.002;
     /// ...when the static evaluation beats beta by this much per ply.
     StaticPruningMargin: 80, 10, 400, 10.0, 0.002;
+    /// No reverse futility pruning while the opponent's queen holds the
+    /// throne with at least this many of its guards around it (6: never).
+    StaticPruningThroneGuards: 6, 0, 6, 0.7, 0.002;
     /// Null-move pruning needs at least this depth.
     NullMoveDepth: 3, 1, 10, 1.0, 0.002;
     /// The null move's search is this many plies shallower...
@@ -79,6 +82,10 @@ params! {
     /// least this many of its guards around it (6 never holds: that is a
     /// win).
     NullMoveThroneGuards: 2, 0, 6, 0.7, 0.002;
+    /// While either queen holds the throne with at least this many of its
+    /// guards around it, steps into the ring are neither reduced nor pruned
+    /// (6: never).
+    RingStepThroneGuards: 6, 0, 6, 0.7, 0.002;
     /// Futility pruning applies up to this depth...
     FutilityDepth: 5, 1, 12, 1.0, 0.002, needs FUTILITY_SWITCH;
     /// ...to the quiet moves of a node whose static evaluation falls short

@@ -235,6 +235,49 @@ fn a_pass_does_not_hide_a_race_to_the_formation() {
     }
 }
 
+/// Two of the races of docs/throne-races-10s.txt that the static evaluation
+/// and late, reduced ring steps hide as a pass does: the winner, to move,
+/// wins in 5 moves.
+const RING_RACES: [&str; 2] = [
+    "6/3G3/3G4/4gg3/3G6/4gq1gG2/2G2g4/5Q3/2g2G2/7/6 b 31",
+    "6/7/2G5/5G3/4gg4/1Q1G1qgG3/10/2g2g1G1/4gG2/7/6 b 32",
+];
+
+/// `Search StaticPruningThroneGuards` and `Search RingStepThroneGuards`,
+/// off by default: with both at 2 (no reverse futility pruning for the
+/// defender, every step into the ring searched at full depth while a queen
+/// holds the throne with two guards) the winner sees each race at depth 7;
+/// with either rule alone it does not.
+#[test]
+fn the_race_rules_see_through_the_static_evaluation_and_reduced_ring_steps() {
+    fn no_static_pruning(tuning: &mut Tuning) {
+        tuning.params.values[params::Param::StaticPruningThroneGuards as usize] = 2;
+    }
+    fn full_ring_steps(tuning: &mut Tuning) {
+        tuning.params.values[params::Param::RingStepThroneGuards as usize] = 2;
+    }
+    fn both(tuning: &mut Tuning) {
+        no_static_pruning(tuning);
+        full_ring_steps(tuning);
+    }
+    for fen in RING_RACES {
+        let game = Game::new(parse_fen(fen).unwrap());
+        let seen = search_to(&mut engine_with(both), &game, 7).score;
+        assert_eq!(seen, Score::Mate(5), "{fen}");
+        for (name, one_rule) in [
+            (
+                "only StaticPruningThroneGuards",
+                no_static_pruning as SwitchOn,
+            ),
+            ("only RingStepThroneGuards", full_ring_steps),
+            ("neither", |_: &mut Tuning| {}),
+        ] {
+            let hidden = search_to(&mut engine_with(one_rule), &game, 7).score;
+            assert_ne!(hidden, Score::Mate(5), "{fen}: found with {name}");
+        }
+    }
+}
+
 #[test]
 fn never_completes_the_ring_without_the_queen() {
     // Stepping d4-e5 would close the ring while the queen is off the throne:
