@@ -333,18 +333,6 @@ fn side_terms(
     terms
 }
 
-/// The race of `color`'s active queen and guards to the throne: the queen
-/// and guard race terms for that side alone, in hundredths of a guard.
-pub(crate) fn race_to_throne(position: &Position, color: Color) -> i32 {
-    const RACE_ONLY: TermPercents = {
-        let mut percent = [0; Term::COUNT];
-        percent[Term::QueenRace.index()] = 100;
-        percent[Term::GuardRace.index()] = 100;
-        percent
-    };
-    side_terms(position, color, false, &RACE_ONLY).iter().sum()
-}
-
 /// Each term for the side to move minus the same term for the other side,
 /// unweighted by percent (for fitting the weights).
 pub(crate) fn term_differences(position: &Position) -> [i32; Term::COUNT] {

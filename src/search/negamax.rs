@@ -4,10 +4,9 @@
 //! checked at every node.
 
 use super::eval::{
-    capture_cells, evaluate, guards_around_held_throne, has_win_threat, race_to_throne,
-    winning_cells,
+    capture_cells, evaluate, guards_around_held_throne, has_win_threat, winning_cells,
 };
-use super::nnue::{self, AccumulatorStack};
+use super::nnue::AccumulatorStack;
 use super::ordering::{History, Killers, OrderedMoves, is_winning, steps_to_throne};
 use super::params::{Param, Params};
 use super::time::TimeManager;
@@ -194,32 +193,6 @@ fn fade_without_progress(score: i32, plies: u32, half_after: i32) -> i32 {
     let plies = i64::from(plies).min(half_after);
     let faded = i64::from(score) * (2 * half_after - plies) / (2 * half_after);
     i32::try_from(faded).unwrap_or(score)
-}
-
-/// The network's `score` with the leading side's race to the throne added
-/// once it stands well ahead (see `Search WinningRaceMargin`): where every
-/// move keeps a won position won, the network may score them all alike,
-/// and the race tells apart the moves that press inward. Only the leader's
-/// race counts, so that the defender is not drawn inward too. The share
-/// grows from nothing at the margin to the full percent at twice it, so
-/// that the score has no step.
-fn with_winning_race(score: i32, position: &Position, tuning: &Tuning) -> i32 {
-    let percent = i64::from(tuning.params[Param::WinningRacePercent]);
-    let margin = i64::from(tuning.params[Param::WinningRaceMargin].max(1));
-    let beyond = (i64::from(score).abs() - margin).clamp(0, margin);
-    if percent == 0 || beyond == 0 {
-        return score;
-    }
-    let to_move = position.side_to_move();
-    let (leader, sign) = if score > 0 {
-        (to_move, 1)
-    } else {
-        (!to_move, -1)
-    };
-    let race = i64::from(race_to_throne(position, leader));
-    let added = sign * race * percent * beyond / (100 * margin);
-    let limit = i64::from(nnue::EVAL_LIMIT);
-    i32::try_from((i64::from(score) + added).clamp(-limit, limit)).unwrap_or(score)
 }
 
 fn filter_slot(key: u64) -> usize {
@@ -957,11 +930,11 @@ impl<'a, 'h> Worker<'a, 'h> {
     /// disadvantages would teach it to walk around when behind, and take
     /// repetitions against weaker opponents.
     fn evaluate(&mut self, position: &Position, ply: usize) -> i32 {
-        let tuning = &self.shared.tuning;
         let score = match &mut self.accumulators {
-            Some(stack) => with_winning_race(stack.evaluate(ply), position, tuning),
-            None => evaluate(position, &tuning.eval_percent),
+            Some(stack) => stack.evaluate(ply),
+            None => evaluate(position, &self.shared.tuning.eval_percent),
         };
+        let tuning = &self.shared.tuning;
         if !tuning.progress {
             return score;
         }

@@ -119,13 +119,6 @@ params! {
     ProgressGrace: 30, 0, 2000, 5.0, 0.002, needs PROGRESS_SWITCH;
     /// ...and has faded to half this many plies later.
     ProgressPlies: 100, 4, 2000, 10.0, 0.002, needs PROGRESS_SWITCH;
-    /// Where the network scores one side ahead by more than this many
-    /// centi-guards, that side's race to the throne is added to its
-    /// score...
-    WinningRaceMargin: 150, 0, 5000, 15.0, 0.002;
-    /// ...at this percent of the race terms' weight, reached in full at
-    /// twice the margin (0: never).
-    WinningRacePercent: 0, 0, 400, 10.0, 0.002;
     /// The soft time budget (no new iteration after it), percent of the
     /// optimum time per move.
     TimeSoftPercent: 60, 20, 200, 6.0, 0.002;
