@@ -658,20 +658,11 @@ impl<'a, 'h> Worker<'a, 'h> {
             && (reverse_futile || may_pass || futile_quiets))
             .then(|| self.evaluate(position, ply));
         if let Some(static_eval) = static_eval {
-            // A side without a legal move has lost, so neither its static
-            // evaluation nor a pass may stand for the node: a squeeze to
-            // the last move would stay hidden behind them.
-            let stalemated = || count_legal(position) == 0;
             if reverse_futile && static_eval - params[Param::StaticPruningMargin] * depth >= beta {
-                return if stalemated() {
-                    -MATE + ply as i32
-                } else {
-                    static_eval
-                };
+                return static_eval;
             }
             if may_pass
                 && static_eval >= beta
-                && !stalemated()
                 && let Some(score) = self.null_move_search(position, depth, beta, ply)
             {
                 return score;

@@ -591,33 +591,3 @@ fn progress_fades_the_score_with_the_games_plies_without_progress() {
     assert!(unfaded < -100, "Black should stand worse: {unfaded}");
     assert_eq!(search(true, &behind, &black_moves), unfaded);
 }
-
-/// Positions a few plies before a side was left without a legal move (a
-/// loss) in match games: the squeeze is found only where neither reverse
-/// futility pruning nor a pass stands in for a node without moves.
-const SQUEEZES: [(&str, u32, Score); 3] = [
-    (
-        "6/7/4G3/3G1g3/4gg1Q2/4Gqg4/3GggG3/3G5/8/7/6 w 170",
-        4,
-        Score::Mate(2),
-    ),
-    (
-        "6/7/8/3q1g3/4gG1g2/3gGQGG3/4GG4/4g4/5g2/7/6 b 55",
-        4,
-        Score::Mate(2),
-    ),
-    (
-        "6/7/8/5gq2/2ggGG4/4GQG4/3GGgg3/3g5/8/7/6 w 99",
-        5,
-        Score::Mate(-2),
-    ),
-];
-
-#[test]
-fn a_side_without_a_legal_move_has_lost_behind_every_pruning() {
-    for (fen, depth, squeeze) in SQUEEZES {
-        let game = Game::new(parse_fen(fen).unwrap());
-        let outcome = search_to(&mut quick_engine(), &game, depth);
-        assert_eq!(outcome.score, squeeze, "{fen} at depth {depth}");
-    }
-}
