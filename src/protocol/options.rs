@@ -230,6 +230,10 @@ static OPTIONS: LazyLock<Vec<OptionSpec>> = LazyLock::new(|| {
             Kind::Check(|s| &mut s.engine.tuning.threat_extension),
         ),
         developer(
+            "Search Improving",
+            Kind::Check(|s| &mut s.engine.tuning.improving),
+        ),
+        developer(
             "Search ThroneSteps",
             Kind::Check(|s| &mut s.engine.tuning.throne_steps),
         ),

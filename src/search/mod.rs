@@ -254,6 +254,11 @@ pub(crate) struct Tuning {
     /// Order captures by their own history of cut-offs (a bonus when one
     /// cuts off, a malus to those tried before any move that does).
     pub capture_history: bool,
+    /// Prune by whether the side to move is improving: reverse futility a
+    /// ply's margin sooner and late move pruning a third later while its
+    /// static evaluation rises from its previous turn, late move pruning a
+    /// third sooner while it falls.
+    pub improving: bool,
     /// Time by stability: a move whose best move keeps changing gets more
     /// of its budget, one whose best move is settled less.
     pub stability_time: bool,
@@ -296,6 +301,7 @@ impl Default for Tuning {
             throne_steps: false,
             continuation_history: false,
             capture_history: false,
+            improving: false,
             stability_time: true,
             progress: false,
             contempt: 0,

@@ -147,6 +147,9 @@ pub struct Worker<'a, 'h> {
     /// Plies without progress (no inward step, no relocation) up to each
     /// ply, the game's included.
     plies_without_progress: [u32; MAX_PLY + 2],
+    /// The static evaluation at each ply of the line, where one was
+    /// taken, to tell whether the side to move is improving.
+    static_evals: [Option<i32>; MAX_PLY + 2],
     /// The depth of the iteration under way.
     iteration: i32,
 }
@@ -239,6 +242,7 @@ impl<'a, 'h> Worker<'a, 'h> {
             passed: [false; MAX_PLY + 2],
             played: [None; MAX_PLY + 2],
             plies_without_progress: [shared.root_plies_without_progress; MAX_PLY + 2],
+            static_evals: [None; MAX_PLY + 2],
             iteration: 0,
         }
     }
@@ -657,8 +661,19 @@ impl<'a, 'h> Worker<'a, 'h> {
             && beta.abs() < MATE_BOUND
             && (reverse_futile || may_pass || futile_quiets))
             .then(|| self.evaluate(position, ply));
+        if excluded.is_none() {
+            self.static_evals[ply] = static_eval;
+        }
+        // A side whose evaluation has risen since its last move is pruned
+        // less eagerly below beta and more eagerly among its late moves
+        // than one whose evaluation has fallen.
+        let improving = tuning.improving && improving(&self.static_evals[..ply], static_eval);
+        let declining = tuning.improving && !improving;
         if let Some(static_eval) = static_eval {
-            if reverse_futile && static_eval - params[Param::StaticPruningMargin] * depth >= beta {
+            if reverse_futile
+                && static_eval - params[Param::StaticPruningMargin] * (depth - i32::from(improving))
+                    >= beta
+            {
                 return static_eval;
             }
             if may_pass
@@ -766,8 +781,10 @@ impl<'a, 'h> Worker<'a, 'h> {
                 && !threatened
                 && depth <= params[Param::MovePruningDepth]
                 && index as i32
-                    >= params[Param::MovePruningBase]
-                        + params[Param::MovePruningFactor] * depth * depth
+                    >= (params[Param::MovePruningBase]
+                        + params[Param::MovePruningFactor] * depth * depth)
+                        * (3 + i32::from(improving) - i32::from(declining))
+                        / 3
                 && best > -MATE_BOUND
             {
                 index += 1;
@@ -1135,6 +1152,21 @@ impl Stability {
             _ => 70,
         }
     }
+}
+
+/// Whether the static evaluation `now` of the side to move beats the one
+/// at its previous turn in `before` (the line's evaluations above this
+/// node, nearest last), or at the turn before when that one has none;
+/// unknown counts as improving, the cautious side.
+pub(super) fn improving(before: &[Option<i32>], now: Option<i32>) -> bool {
+    let Some(now) = now else {
+        return true;
+    };
+    [2, 4]
+        .into_iter()
+        .filter_map(|back| before.len().checked_sub(back))
+        .find_map(|index| before[index])
+        .is_none_or(|earlier| now > earlier)
 }
 
 /// What a node's best score `best` says of its true value, searched with

@@ -591,3 +591,19 @@ fn progress_fades_the_score_with_the_games_plies_without_progress() {
     assert!(unfaded < -100, "Black should stand worse: {unfaded}");
     assert_eq!(search(true, &behind, &black_moves), unfaded);
 }
+
+#[test]
+fn improving_compares_with_the_side_to_moves_own_earlier_evaluation() {
+    use super::negamax::improving;
+    // The opponent's evaluation at the ply in between never counts.
+    assert!(improving(&[Some(10), Some(500)], Some(20)));
+    assert!(!improving(&[Some(30), Some(-500)], Some(20)));
+    assert!(!improving(&[Some(20), None], Some(20)));
+    // Without an evaluation at its last turn, the turn before stands in.
+    assert!(!improving(&[Some(40), None, None, None], Some(20)));
+    assert!(improving(&[Some(10), None, None, None], Some(20)));
+    // Unknown either way counts as improving.
+    assert!(improving(&[None, None, None, None], Some(20)));
+    assert!(improving(&[Some(10)], Some(-20)));
+    assert!(improving(&[Some(900), Some(0)], None));
+}
