@@ -234,6 +234,10 @@ static OPTIONS: LazyLock<Vec<OptionSpec>> = LazyLock::new(|| {
             Kind::Check(|s| &mut s.engine.tuning.improving),
         ),
         developer(
+            "Search Correction",
+            Kind::Check(|s| &mut s.engine.tuning.correction),
+        ),
+        developer(
             "Search ThroneSteps",
             Kind::Check(|s| &mut s.engine.tuning.throne_steps),
         ),

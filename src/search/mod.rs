@@ -3,6 +3,7 @@
 //! table; the tree search, evaluation, ordering and clock live in the
 //! submodules.
 
+mod correction;
 pub mod eval;
 mod negamax;
 pub mod nnue;
@@ -259,6 +260,9 @@ pub(crate) struct Tuning {
     /// static evaluation rises from its previous turn, late move pruning a
     /// third sooner while it falls.
     pub improving: bool,
+    /// Correct the static evaluation by what searches found it off by in
+    /// positions with the same pieces near the throne.
+    pub correction: bool,
     /// Time by stability: a move whose best move keeps changing gets more
     /// of its budget, one whose best move is settled less.
     pub stability_time: bool,
@@ -302,6 +306,7 @@ impl Default for Tuning {
             continuation_history: false,
             capture_history: false,
             improving: false,
+            correction: false,
             stability_time: true,
             progress: false,
             contempt: 0,

@@ -661,6 +661,8 @@ impl<'a, 'h> Worker<'a, 'h> {
             && beta.abs() < MATE_BOUND
             && (reverse_futile || may_pass || futile_quiets))
             .then(|| self.evaluate(position, ply));
+        let raw_eval = static_eval;
+        let static_eval = static_eval.map(|raw| self.corrected(position, raw));
         if excluded.is_none() {
             self.static_evals[ply] = static_eval;
         }
@@ -873,8 +875,32 @@ impl<'a, 'h> Worker<'a, 'h> {
         let bound = bound_of(best, original_alpha, beta);
         if excluded.is_none() {
             self.store(key, ply, best_move, best, depth, bound);
+            // A bound on the wrong side of the evaluation says nothing of
+            // its error, and a capture's gain is the quiescence search's.
+            if tuning.correction
+                && let Some(raw) = raw_eval
+                && !best_move.is_some_and(|mv| ordered.is_capture(mv))
+                && best.abs() < MATE_BOUND
+                && !(bound == Bound::Lower && best <= raw)
+                && !(bound == Bound::Upper && best >= raw)
+            {
+                self.history.correction.learn(position, depth, raw, best);
+            }
         }
         best
+    }
+
+    /// The static evaluation `raw` of `position` with the thread's
+    /// correction, when it is on.
+    fn corrected(&self, position: &Position, raw: i32) -> i32 {
+        if self.shared.tuning.correction && raw.abs() < MATE_BOUND {
+            self.history
+                .correction
+                .corrected(position, raw)
+                .clamp(-MATE_BOUND + 1, MATE_BOUND - 1)
+        } else {
+            raw
+        }
     }
 
     /// Null-move pruning: the side to move passes, and a reduced search
@@ -1066,7 +1092,8 @@ impl<'a, 'h> Worker<'a, 'h> {
             depth < QUIESCENCE_EVASION_DEPTH && has_win_threat(position, !position.side_to_move());
         let mut best = -INFINITY;
         if !threatened {
-            best = self.evaluate(position, ply);
+            let raw = self.evaluate(position, ply);
+            best = self.corrected(position, raw);
             if best >= beta {
                 return if count_legal(position) == 0 {
                     -MATE + ply as i32

@@ -23,6 +23,8 @@ const HISTORY_LIMIT: i32 = 16_384;
 /// them went to and their own destination; captures apart, by side, origin
 /// and destination.
 pub(crate) struct History {
+    /// What the thread's searches found the static evaluation off by.
+    pub(crate) correction: super::correction::Correction,
     by_move: Vec<i32>,
     by_reply: Vec<i32>,
     by_capture: Vec<i32>,
@@ -32,6 +34,7 @@ impl History {
     /// An empty history.
     pub(crate) fn new() -> History {
         History {
+            correction: super::correction::Correction::new(),
             by_move: vec![0; 2 * GRID_SLOTS * GRID_SLOTS],
             by_reply: vec![0; 2 * GRID_SLOTS * GRID_SLOTS],
             by_capture: vec![0; 2 * GRID_SLOTS * GRID_SLOTS],
