@@ -5,7 +5,8 @@ use super::command::quote;
 use crate::search::eval::Term;
 use crate::search::nnue::{Network, NetworkError, NetworkRef};
 use crate::search::params::{
-    FUTILITY_SWITCH, HISTORY_REDUCTION_SWITCH, IIR_SWITCH, PROGRESS_SWITCH, SINGULAR_SWITCH, SPECS,
+    FUTILITY_SWITCH, HISTORY_REDUCTION_SWITCH, IIR_SWITCH, IMPROVING_SWITCH, PROGRESS_SWITCH,
+    SINGULAR_SWITCH, SPECS,
 };
 use crate::search::{EngineOptions, MAX_HASH_MIB, MAX_MULTIPV, MAX_THREADS};
 use std::fmt;
@@ -230,7 +231,7 @@ static OPTIONS: LazyLock<Vec<OptionSpec>> = LazyLock::new(|| {
             Kind::Check(|s| &mut s.engine.tuning.threat_extension),
         ),
         developer(
-            "Search Improving",
+            IMPROVING_SWITCH,
             Kind::Check(|s| &mut s.engine.tuning.improving),
         ),
         developer(

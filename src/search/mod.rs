@@ -256,9 +256,9 @@ pub(crate) struct Tuning {
     /// cuts off, a malus to those tried before any move that does).
     pub capture_history: bool,
     /// Prune by whether the side to move is improving: reverse futility a
-    /// ply's margin sooner and late move pruning a third later while its
-    /// static evaluation rises from its previous turn, late move pruning a
-    /// third sooner while it falls.
+    /// ply's margin sooner and late move pruning later while its static
+    /// evaluation rises from its previous turn, late move pruning sooner
+    /// while it falls (by `Search MovePruningImproving` percent).
     pub improving: bool,
     /// Correct the static evaluation by what searches found it off by in
     /// positions with the same pieces near the throne.

@@ -666,9 +666,10 @@ impl<'a, 'h> Worker<'a, 'h> {
         if excluded.is_none() {
             self.static_evals[ply] = static_eval;
         }
-        // A side whose evaluation has risen since its last move is pruned
-        // less eagerly below beta and more eagerly among its late moves
-        // than one whose evaluation has fallen.
+        // A rising evaluation is likelier to stay above beta and a falling
+        // one to need its late moves: a side whose evaluation has risen
+        // since its last turn is cut off by reverse futility sooner and
+        // has its late moves pruned later than one whose has not.
         let improving = tuning.improving && improving(&self.static_evals[..ply], static_eval);
         let declining = tuning.improving && !improving;
         if let Some(static_eval) = static_eval {
@@ -785,8 +786,10 @@ impl<'a, 'h> Worker<'a, 'h> {
                 && index as i32
                     >= (params[Param::MovePruningBase]
                         + params[Param::MovePruningFactor] * depth * depth)
-                        * (3 + i32::from(improving) - i32::from(declining))
-                        / 3
+                        * (100
+                            + params[Param::MovePruningImproving]
+                                * (i32::from(improving) - i32::from(declining)))
+                        / 100
                 && best > -MATE_BOUND
             {
                 index += 1;

@@ -37,6 +37,8 @@ pub const IIR_SWITCH: &str = "Search IIR";
 pub const SINGULAR_SWITCH: &str = "Search Singular";
 /// The developer switch of late move reductions by history.
 pub const HISTORY_REDUCTION_SWITCH: &str = "Search HistoryReductions";
+/// The developer switch of pruning by whether the side to move improves.
+pub const IMPROVING_SWITCH: &str = "Search Improving";
 
 macro_rules! params {
     ($($(#[$doc:meta])* $variant:ident: $default:expr, $min:expr, $max:expr, $step:expr, $rate:expr $(, needs $switch:expr)?;)*) => {
@@ -112,6 +114,10 @@ params! {
     MovePruningBase: 4, 1, 20, 1.0, 0.002;
     /// ...plus this many times depth squared have been searched.
     MovePruningFactor: 3, 1, 12, 0.7, 0.002;
+    /// With `Search Improving`, late move pruning starts this many percent
+    /// later while the side to move improves and this many sooner while
+    /// it does not.
+    MovePruningImproving: 33, 0, 90, 5.0, 0.002, needs IMPROVING_SWITCH;
     /// The largest history bonus (the bonus is depth squared).
     HistoryBonusMax: 1200, 50, 8000, 100.0, 0.002;
     /// With `Search Progress`, the searching side's advantage starts to
