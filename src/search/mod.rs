@@ -305,7 +305,7 @@ impl Default for Tuning {
             throne_steps: false,
             continuation_history: false,
             capture_history: false,
-            improving: false,
+            improving: true,
             correction: false,
             stability_time: true,
             progress: false,
