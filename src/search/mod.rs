@@ -305,7 +305,7 @@ impl Default for Tuning {
             throne_steps: false,
             continuation_history: false,
             capture_history: false,
-            improving: true,
+            improving: false,
             correction: false,
             stability_time: true,
             progress: false,
