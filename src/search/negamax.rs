@@ -669,8 +669,11 @@ impl<'a, 'h> Worker<'a, 'h> {
         // A rising evaluation is likelier to stay above beta and a falling
         // one to need its late moves: a side whose evaluation has risen
         // since its last turn is cut off by reverse futility sooner and
-        // has its late moves pruned later than one whose has not.
-        let improving = tuning.improving && improving(&self.static_evals[..ply], static_eval);
+        // has its late moves pruned later than one whose has not. Not in a
+        // race to the formation, which a rising evaluation does not see.
+        let improving = tuning.improving
+            && !racing_at(Param::NullMoveThroneGuards)
+            && improving(&self.static_evals[..ply], static_eval);
         let declining = tuning.improving && !improving;
         if let Some(static_eval) = static_eval {
             if reverse_futile

@@ -226,6 +226,11 @@ fn a_pass_does_not_hide_a_race_to_the_formation() {
         let depth = 2 * moves as u32 - 2;
         let seen = search_to(&mut quick_engine(), &game, depth).score;
         assert_eq!(seen, Score::Mate(moves), "{fen}");
+        // Nor does a rising evaluation, which would let reverse futility
+        // cut the defender's node.
+        let improving = |tuning: &mut Tuning| tuning.improving = true;
+        let seen = search_to(&mut engine_with(improving), &game, depth).score;
+        assert_eq!(seen, Score::Mate(moves), "{fen} with Search Improving");
         let hidden = search_to(&mut engine_with(passing_allowed), &game, depth).score;
         assert_ne!(
             hidden,
