@@ -668,16 +668,22 @@ impl<'a, 'h> Worker<'a, 'h> {
         }
         // A rising evaluation is likelier to stay above beta and a falling
         // one to need its late moves: a side whose evaluation has risen
-        // since its last turn is cut off by reverse futility sooner and
-        // has its late moves pruned later than one whose has not. Not in a
-        // race to the formation, which a rising evaluation does not see.
-        let improving = tuning.improving
-            && !racing_at(Param::NullMoveThroneGuards)
-            && improving(&self.static_evals[..ply], static_eval);
-        let declining = tuning.improving && !improving;
+        // since its last turn (trend 1) is cut off by reverse futility
+        // sooner and has its late moves pruned later than one whose has not
+        // (trend -1). A side in a race to the formation, which a rising
+        // evaluation does not see, counts as not improving.
+        let trend = if !tuning.improving {
+            0
+        } else if !racing_at(Param::NullMoveThroneGuards)
+            && improving(&self.static_evals[..ply], static_eval)
+        {
+            1
+        } else {
+            -1
+        };
         if let Some(static_eval) = static_eval {
             if reverse_futile
-                && static_eval - params[Param::StaticPruningMargin] * (depth - i32::from(improving))
+                && static_eval - params[Param::StaticPruningMargin] * (depth - i32::from(trend > 0))
                     >= beta
             {
                 return static_eval;
@@ -789,9 +795,7 @@ impl<'a, 'h> Worker<'a, 'h> {
                 && index as i32
                     >= (params[Param::MovePruningBase]
                         + params[Param::MovePruningFactor] * depth * depth)
-                        * (100
-                            + params[Param::MovePruningImproving]
-                                * (i32::from(improving) - i32::from(declining)))
+                        * (100 + params[Param::MovePruningImproving] * trend)
                         / 100
                 && best > -MATE_BOUND
             {
