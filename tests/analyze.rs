@@ -1,5 +1,8 @@
 //! End-to-end tests of `agon analyze` through the real binary.
 
+mod common;
+use common::scratch_dir;
+
 use std::io::Write;
 use std::process::{Command, Stdio};
 
@@ -56,8 +59,7 @@ fn positions_come_back_in_input_order_with_errors_in_place() {
 
 #[test]
 fn a_file_argument_and_multipv_lines() {
-    let dir = std::env::temp_dir().join(format!("agon-analyze-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch_dir("analyze");
     let path = dir.join("positions.txt");
     std::fs::write(&path, format!("# a comment\n{START}\n")).unwrap();
     let results = analyze(
@@ -67,7 +69,6 @@ fn a_file_argument_and_multipv_lines() {
     assert_eq!(results.len(), 1);
     assert_eq!(results[0]["line"], 2);
     assert!(results[0]["lines"].is_array(), "{}", results[0]);
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -91,8 +92,7 @@ fn an_eval_file_replaces_the_embedded_network() {
         let value = i32::from_le_bytes(bias.try_into().unwrap()) + 2 * 255 * 512;
         bias.copy_from_slice(&value.to_le_bytes());
     }
-    let dir = std::env::temp_dir().join(format!("agon-analyze-net-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch_dir("analyze-net");
     let shifted = dir.join("shifted.nnue");
     std::fs::write(&shifted, &bytes).unwrap();
     assert_ne!(
@@ -108,7 +108,6 @@ fn an_eval_file_replaces_the_embedded_network() {
     assert!(!refused.status.success());
     assert!(refused.stdout.is_empty());
     assert!(String::from_utf8_lossy(&refused.stderr).starts_with("error: "));
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]

@@ -160,7 +160,6 @@ fn signals_and_kills_stop_datagen_with_no_torn_record_and_no_game_twice() {
     assert_eq!(positions * RECORD_SIZE, size(data));
     assert!(games >= 2, "{games} games");
     assert_eq!(distinct_games, games, "a game was played twice");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -179,7 +178,6 @@ fn neighbouring_seeds_share_no_game() {
         distinct_positions * 10 > positions * 9,
         "{distinct_positions} distinct of {positions}"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -214,7 +212,6 @@ fn shards_of_one_command_write_their_own_files_and_share_no_game() {
         "{again}"
     );
     assert_eq!(stats(&[first, second])[1], 9);
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// The validation losses `agon train` printed, epoch 0 (untrained) first.
@@ -338,7 +335,6 @@ fn datagen_appends_records_and_train_makes_a_network_that_learns() {
         eval[0].contains(network),
         "the network is unchanged: {eval:?}"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// The sides to move (0 White, 1 Black) of `path`'s records, one list per
@@ -400,7 +396,6 @@ fn games_against_an_opponent_network_record_both_sides_and_replay_exactly() {
         std::fs::read(&first).unwrap() == std::fs::read(&second).unwrap(),
         "the same command makes the same records"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// The learning side's wins, draws and losses in a run's last progress line.
@@ -452,7 +447,6 @@ fn an_opponent_searching_twenty_times_deeper_wins_most_games() {
         learner.len() == 3 && learner.iter().sum::<u64>() == 16 && learner[2] > 2 * learner[0],
         "the learning side loses most games to an opponent searching 20 times deeper: {stderr}"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -494,5 +488,4 @@ fn datagen_refuses_bad_arguments() {
         );
     }
     assert!(!Path::new(data).exists(), "a refused run wrote its file");
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -107,7 +107,6 @@ fn bad_network_files_are_refused_at_once_and_the_engine_plays_on() {
         engine.send("go nodes 500");
         engine.expect_line(|l| l.starts_with("bestmove "), Duration::from_secs(20));
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -157,5 +156,4 @@ fn an_extreme_network_is_clamped_below_the_win_scores() {
             "a static evaluation read as a win: {line}"
         );
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -11,20 +11,32 @@ use browser::{BROWSER, Browser, Process, browser};
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 
+/// A running `agon serve` and the directory of its database, removed once
+/// the server is ended: the fields drop in this order.
+struct Serve {
+    _process: Process,
+    _dir: tempfile::TempDir,
+}
+
 /// `agon serve` on a free port with a fresh database, and the URL it printed.
-fn start_serve(name: &str) -> (Process, String) {
-    let dir = std::env::temp_dir().join(format!("agon-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_agon"))
-        .args(["serve", "--port", "0", "--engines", "2", "--db"])
-        .arg(dir.join("games.sqlite"))
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("agon serve starts");
-    let stdout = child.stdout.take().expect("piped stdout");
+fn start_serve(name: &str) -> (Serve, String) {
+    let dir = tempfile::Builder::new()
+        .prefix(&format!("agon-{name}-"))
+        .tempdir()
+        .unwrap();
+    // A `Process` at once, so that a failure below ends the server before
+    // its directory is removed.
+    let mut process = Process(
+        Command::new(env!("CARGO_BIN_EXE_agon"))
+            .args(["serve", "--port", "0", "--engines", "2", "--db"])
+            .arg(dir.path().join("games.sqlite"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("agon serve starts"),
+    );
+    let stdout = process.0.stdout.take().expect("piped stdout");
     let mut line = String::new();
     BufReader::new(stdout)
         .read_line(&mut line)
@@ -34,7 +46,13 @@ fn start_serve(name: &str) -> (Process, String) {
         url.starts_with("http://127.0.0.1:") && url.ends_with('/'),
         "{url}"
     );
-    (Process(child), url)
+    (
+        Serve {
+            _process: process,
+            _dir: dir,
+        },
+        url,
+    )
 }
 
 /// `a5b5` as `("a5", "b5")`.

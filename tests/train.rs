@@ -171,7 +171,6 @@ fn a_run_killed_mid_epoch_leaves_a_whole_network_and_resumes_to_the_same_losses(
         !run.status.success() && stderr.contains("cannot resume"),
         "{stderr}"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -198,7 +197,6 @@ fn the_embedded_network_is_trained_into_only_when_asked() {
     asked.push("--replace-embedded");
     train(&asked);
     Network::load(Path::new(other_tree)).unwrap();
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// The validation loss before the first epoch, from a run's output.
@@ -250,7 +248,6 @@ fn init_starts_from_a_trained_network_and_a_bad_one_stops_the_run_at_once() {
     let run = run_agon(&args);
     assert!(!run.status.success());
     assert!(String::from_utf8_lossy(&run.stderr).contains("cannot be used with"));
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -281,5 +278,4 @@ fn result_weights_outside_zero_to_one_are_refused_before_any_work() {
     args.extend(["--throne-race-result-weight", "1"]);
     train(&args);
     Network::load(Path::new(output)).unwrap();
-    let _ = std::fs::remove_dir_all(&dir);
 }

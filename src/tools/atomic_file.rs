@@ -48,21 +48,17 @@ pub fn sync_directory_of(path: &Path) -> io::Result<()> {
 mod tests {
     use super::*;
 
-    fn scratch(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("agon-atomic-{}-{name}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        dir
-    }
-
     #[test]
     fn a_file_is_replaced_whole_and_no_temporary_is_left() {
-        let dir = scratch("replace");
-        let path = dir.join("state.json");
+        let dir = tempfile::Builder::new()
+            .prefix("agon-atomic-replace-")
+            .tempdir()
+            .unwrap();
+        let path = dir.path().join("state.json");
         write_atomically(&path, b"first").unwrap();
         write_atomically(&path, b"second, longer").unwrap();
         assert_eq!(std::fs::read(&path).unwrap(), b"second, longer");
-        let names: Vec<_> = std::fs::read_dir(&dir)
+        let names: Vec<_> = std::fs::read_dir(dir.path())
             .unwrap()
             .map(|e| e.unwrap().file_name())
             .collect();
@@ -71,8 +67,11 @@ mod tests {
 
     #[test]
     fn a_failed_write_leaves_the_old_file() {
-        let dir = scratch("fail");
-        let path = dir.join("net.nnue");
+        let dir = tempfile::Builder::new()
+            .prefix("agon-atomic-fail-")
+            .tempdir()
+            .unwrap();
+        let path = dir.path().join("net.nnue");
         write_atomically(&path, b"old").unwrap();
         // A directory where the temporary file would go makes the write fail.
         std::fs::create_dir(temporary_path(&path)).unwrap();

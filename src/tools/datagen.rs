@@ -949,11 +949,14 @@ mod tests {
             .filter(|r| r.position.captured(Color::White) | r.position.captured(Color::Black) != 0)
             .count();
         assert!(captured > 100, "{captured} positions with captured pieces");
-        let path = std::env::temp_dir().join(format!("agon-records-{}.bin", std::process::id()));
+        let dir = tempfile::Builder::new()
+            .prefix("agon-records-")
+            .tempdir()
+            .unwrap();
+        let path = dir.path().join("records.bin");
         let bytes: Vec<u8> = records.iter().flat_map(|r| r.encode().unwrap()).collect();
         std::fs::write(&path, bytes).unwrap();
         let read = read_records(&path).unwrap();
-        std::fs::remove_file(&path).unwrap();
         assert_eq!(read.len(), records.len());
         for (back, original) in read.iter().zip(&records) {
             assert_eq!(back, original);
@@ -1016,12 +1019,14 @@ mod tests {
                 result: 1,
             })
             .collect();
-        let path = std::env::temp_dir().join(format!("agon-races-{}.bin", std::process::id()));
+        let dir = tempfile::Builder::new()
+            .prefix("agon-races-")
+            .tempdir()
+            .unwrap();
+        let path = dir.path().join("races.bin");
         let bytes: Vec<u8> = records.iter().flat_map(|r| r.encode().unwrap()).collect();
         std::fs::write(&path, bytes).unwrap();
-        let stats = record_stats(std::slice::from_ref(&path), |_, _| {});
-        std::fs::remove_file(&path).unwrap();
-        let stats = stats.unwrap();
+        let stats = record_stats(std::slice::from_ref(&path), |_, _| {}).unwrap();
         assert_eq!(stats.positions, 29);
         assert_eq!(stats.throne_races, 26);
         assert_eq!(stats.throne_race_score, 26 * 150);

@@ -583,8 +583,11 @@ mod tests {
     #[test]
     fn a_saved_state_with_settings_that_cannot_run_is_refused() {
         let settings = settings_tuning("AspirationDelta");
-        let path =
-            std::env::temp_dir().join(format!("agon-spsa-check-{}.json", std::process::id()));
+        let dir = tempfile::Builder::new()
+            .prefix("agon-spsa-check-")
+            .tempdir()
+            .unwrap();
+        let path = dir.path().join("spsa.json");
         let good = SpsaState::new(settings).expect("settings that run");
         good.save(&path).expect("saved");
         assert_eq!(SpsaState::load(&path).expect("loads"), good);
@@ -599,8 +602,6 @@ mod tests {
                 matches!(&refused, Err(SpsaError::State { .. })),
                 "{key}: {refused:?}"
             );
-            std::fs::remove_file(edited_path).unwrap();
         }
-        std::fs::remove_file(path).unwrap();
     }
 }

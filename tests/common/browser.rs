@@ -70,18 +70,21 @@ pub struct Browser {
 
 /// The browser chromedriver started, found by its profile directory: ended
 /// when dropped, because a test that fails never reaches `close` and killing
-/// chromedriver alone leaves its browser running.
+/// chromedriver alone leaves its browser running. The profile is removed
+/// after `drop` has ended the browser, when the field drops.
 struct Chromium {
-    profile: PathBuf,
+    profile: tempfile::TempDir,
 }
 
 impl Drop for Chromium {
     fn drop(&mut self) {
         let _ = Command::new("pkill")
             .arg("-f")
-            .arg(format!("user-data-dir={}( |$)", self.profile.display()))
+            .arg(format!(
+                "user-data-dir={}( |$)",
+                self.profile.path().display()
+            ))
             .status();
-        let _ = std::fs::remove_dir_all(&self.profile);
     }
 }
 
@@ -142,9 +145,10 @@ pub async fn browser_with(width: u32, height: u32, switches: &[&str]) -> Browser
         assert!(Instant::now() < deadline, "chromedriver did not listen");
         std::thread::sleep(Duration::from_millis(50));
     }
-    let profile =
-        std::env::temp_dir().join(format!("agon-gui-profile-{}-{port}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&profile);
+    let profile = tempfile::Builder::new()
+        .prefix("agon-gui-profile-")
+        .tempdir()
+        .unwrap();
     let mut args = vec![
         "--headless".to_string(),
         "--no-sandbox".to_string(),
@@ -156,7 +160,7 @@ pub async fn browser_with(width: u32, height: u32, switches: &[&str]) -> Browser
         "--disable-sync".to_string(),
         "--disable-dev-shm-usage".to_string(),
         format!("--window-size={width},{height}"),
-        format!("--user-data-dir={}", profile.display()),
+        format!("--user-data-dir={}", profile.path().display()),
     ];
     args.extend(switches.iter().map(|s| s.to_string()));
     let mut capabilities = serde_json::Map::new();

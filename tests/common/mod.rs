@@ -5,7 +5,7 @@
 #![allow(dead_code)] // Each test file uses a different part of the harness.
 
 use std::io::{BufRead, BufReader, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, ChildStdin, Command, ExitStatus, Output, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::thread;
@@ -198,12 +198,35 @@ pub fn run_agon(args: &[&str]) -> Output {
         .expect("agon runs")
 }
 
-/// A fresh, empty directory of this test process.
-pub fn scratch_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("agon-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+/// A fresh, empty directory of one test, removed with its contents when the
+/// value drops, even when the test panics, so runs leave nothing in the
+/// temporary directory. It derefs to its path, so tests use it as a `Path`.
+pub struct ScratchDir(tempfile::TempDir);
+
+impl std::ops::Deref for ScratchDir {
+    type Target = Path;
+
+    fn deref(&self) -> &Path {
+        self.0.path()
+    }
+}
+
+/// For the `std::fs` functions, which take any `AsRef<Path>`.
+impl AsRef<Path> for ScratchDir {
+    fn as_ref(&self) -> &Path {
+        self.0.path()
+    }
+}
+
+/// A fresh scratch directory named after `name`, for finding it while the
+/// test runs; the random suffix keeps tests running at once apart.
+pub fn scratch_dir(name: &str) -> ScratchDir {
+    ScratchDir(
+        tempfile::Builder::new()
+            .prefix(&format!("agon-{name}-"))
+            .tempdir()
+            .unwrap(),
+    )
 }
 
 /// The records of an `agon match -jsonl` file without what differs from run

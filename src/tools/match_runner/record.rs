@@ -564,10 +564,11 @@ mod tests {
 
     #[test]
     fn records_beyond_the_committed_lengths_are_cut() {
-        let dir = std::env::temp_dir().join(format!("agon-records-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("games.jsonl");
-        let _ = std::fs::remove_file(&path);
+        let dir = tempfile::Builder::new()
+            .prefix("agon-records-")
+            .tempdir()
+            .unwrap();
+        let path = dir.path().join("games.jsonl");
         let mut files =
             RecordFiles::open(None, Some(&path), Some(RecordLengths::default())).unwrap();
         files.append(&record(1)).unwrap();
@@ -590,6 +591,5 @@ mod tests {
             .err()
             .unwrap();
         assert!(error.to_string().contains("records were lost"), "{error}");
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

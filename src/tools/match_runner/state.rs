@@ -85,15 +85,16 @@ mod tests {
 
     #[test]
     fn a_state_of_an_earlier_agon_is_refused_with_the_reason() {
-        let dir = std::env::temp_dir().join(format!("agon-old-state-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("state.json");
+        let dir = tempfile::Builder::new()
+            .prefix("agon-old-state-")
+            .tempdir()
+            .unwrap();
+        let path = dir.path().join("state.json");
         std::fs::write(&path, r#"{"args":[],"seed":1,"written":0,"games":[]}"#).unwrap();
         let error = SavedState::load(&path).err().unwrap().to_string();
         assert!(error.contains("an earlier agon"), "{error}");
         std::fs::write(&path, "{").unwrap();
         let error = SavedState::load(&path).err().unwrap().to_string();
         assert!(error.contains("not a match state"), "{error}");
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -356,10 +356,11 @@ mod tests {
 
     #[test]
     fn moves_and_endings_survive_reopening_and_a_ply_is_never_doubled() {
-        let dir = std::env::temp_dir().join(format!("agon-store-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("games.sqlite");
+        let dir = tempfile::Builder::new()
+            .prefix("agon-store-")
+            .tempdir()
+            .unwrap();
+        let path = dir.path().join("games.sqlite");
         {
             let mut store = Store::open(&path).unwrap();
             store.create(&game("g1", &["a1b1"])).unwrap();
@@ -380,6 +381,5 @@ mod tests {
         assert_eq!(read.ending.unwrap().termination, "resignation");
         assert_eq!(store.count_unfinished().unwrap(), 0);
         assert_eq!(store.games_of("v", 10).unwrap().len(), 1);
-        let _ = std::fs::remove_dir_all(&dir);
     }
 }
