@@ -158,3 +158,27 @@ def test_the_draws_example_counts_each_draw_on_one_side_at_most(match_run, tmp_p
     ahead, behind = counts("deeper", 0)
     assert 0 < ahead + behind <= draws
     assert counts("deeper", 1_000_000) == (0, 0)
+
+
+def test_the_losses_example_writes_each_lost_game_once_with_the_loser_to_move(match_run, tmp_path):
+    jsonl, _ = match_run
+    example = Path(__file__).resolve().parents[1] / "examples" / "before_losses.py"
+    lost = [game for game in agon.read_games(jsonl)
+            if game.winner and game.headers[game.winner.capitalize()] == "deeper"]
+    assert lost, "the deeper engine should win some of the four games"
+    plies = 3
+    output = tmp_path / "losses.fen"
+    subprocess.run(
+        [sys.executable, str(example), str(jsonl), "shallow", str(output), "--plies", str(plies)],
+        check=True, capture_output=True, timeout=60,
+    )
+    fens = output.read_text().splitlines()
+    expected = []
+    for game in lost:
+        positions = [position.fen() for position in game.positions()]
+        loser = "black" if game.winner == "white" else "white"
+        # The position `plies` before the end, or one earlier for the loser's move.
+        candidates = positions[-1 - plies], positions[-2 - plies]
+        fen = next(fen for fen in candidates if agon.Position(fen).turn == loser)
+        expected.append(fen)
+    assert fens == expected
