@@ -15,6 +15,7 @@ use super::{
     Bound, INFINITY, MATE, MATE_BOUND, MAX_PLY, SearchControl, SearchLimits, SearchReport, Tuning,
     to_score,
 };
+use crate::rules::geometry::THRONE_RING;
 use crate::rules::movegen::generate_legal;
 use crate::rules::position::FormationOutcome;
 use crate::rules::{Move, MoveList, Position, count_legal, legal_moves};
@@ -142,7 +143,7 @@ pub struct Worker<'a, 'h> {
     /// that two passes never follow each other.
     passed: [bool; MAX_PLY + 2],
     /// The move that reached each ply (none at the root and after a pass),
-    /// for the continuation history.
+    /// for the continuation history and the race extension.
     played: [Option<Move>; MAX_PLY + 2],
     /// Plies without progress (no inward step, no relocation) up to each
     /// ply, the game's included.
@@ -619,9 +620,21 @@ impl<'a, 'h> Worker<'a, 'h> {
         // deeper; within twice the iteration's depth, so that a chain of
         // threats cannot run away. Without the extension the threat is
         // looked at only once the table has not cut the node off.
-        let threat_before_probe = (tuning.threat_extension && (ply as i32) < 2 * self.iteration)
-            .then(|| has_win_threat(position, !us));
-        let depth = depth + i32::from(threat_before_probe == Some(true));
+        let within_extensions = (ply as i32) < 2 * self.iteration;
+        let threat_before_probe =
+            (tuning.threat_extension && within_extensions).then(|| has_win_threat(position, !us));
+        let at_least = |guards: Option<u32>, threshold: Param| {
+            guards.is_some_and(|guards| i64::from(guards) >= i64::from(params[threshold]))
+        };
+        let their_ring = guards_around_held_throne(position, !us);
+        let racing_at = |threshold: Param| at_least(their_ring, threshold);
+        // A guard stepping next to its queen on the throne closes in on the
+        // formation as a check closes in on mate; the reply is searched a
+        // ply deeper so that the race is followed to its end.
+        let race_step = within_extensions
+            && self.played[ply].is_some_and(|mv| mv.to().bit() & THRONE_RING != 0)
+            && racing_at(Param::RaceExtensionThroneGuards);
+        let depth = depth + i32::from(threat_before_probe == Some(true)) + i32::from(race_step);
         let hit = if excluded.is_none() {
             self.probe(key, ply)
         } else {
@@ -641,11 +654,6 @@ impl<'a, 'h> Worker<'a, 'h> {
         // A race to the formation hides from a pass and from the static
         // evaluation alike: neither sees the opponent's guards close the
         // ring move by move.
-        let at_least = |guards: Option<u32>, threshold: Param| {
-            guards.is_some_and(|guards| i64::from(guards) >= i64::from(params[threshold]))
-        };
-        let their_ring = guards_around_held_throne(position, !us);
-        let racing_at = |threshold: Param| at_least(their_ring, threshold);
         let reverse_futile = tuning.static_pruning
             && depth <= params[Param::StaticPruningDepth]
             && !racing_at(Param::StaticPruningThroneGuards);

@@ -88,6 +88,10 @@ params! {
     /// guards around it, steps into the ring are neither reduced nor pruned
     /// (6: never).
     RingStepThroneGuards: 6, 0, 6, 0.7, 0.002;
+    /// The reply to a guard's step next to its queen on the throne, once at
+    /// least this many of her guards stand there, is searched a ply deeper
+    /// (6: never; six are a win).
+    RaceExtensionThroneGuards: 6, 0, 6, 0.7, 0.002;
     /// Futility pruning applies up to this depth...
     FutilityDepth: 5, 1, 12, 1.0, 0.002, needs FUTILITY_SWITCH;
     /// ...to the quiet moves of a node whose static evaluation falls short

@@ -283,6 +283,29 @@ fn the_race_rules_see_through_the_static_evaluation_and_reduced_ring_steps() {
     }
 }
 
+/// `Search RaceExtensionThroneGuards`, off by default: at 3, the reply to a
+/// guard's step next to its queen on the throne, once three or more of her
+/// guards stand there, is searched a ply deeper. In two races of
+/// docs/throne-races-10s.txt the winner, to move, then sees its win at
+/// depth 7; without the extension it needs 11 or 12.
+#[test]
+fn the_race_extension_follows_a_race_to_the_formation_to_its_end() {
+    fn race_extension(tuning: &mut Tuning) {
+        tuning.params.values[params::Param::RaceExtensionThroneGuards as usize] = 3;
+    }
+    let is_win = |score: Score| matches!(score, Score::Mate(moves) if moves > 0);
+    for fen in [
+        RING_RACES[0],
+        "6/7/3g1g2/4GG3/3G6/3g1Q1Gq2/4G5/1g3G3/3g1g2/7/6 w 35",
+    ] {
+        let game = Game::new(parse_fen(fen).unwrap());
+        let seen = search_to(&mut engine_with(race_extension), &game, 7).score;
+        assert!(is_win(seen), "{fen}: {seen:?}");
+        let hidden = search_to(&mut quick_engine(), &game, 7).score;
+        assert!(!is_win(hidden), "{fen}: found without the extension");
+    }
+}
+
 #[test]
 fn never_completes_the_ring_without_the_queen() {
     // Stepping d4-e5 would close the ring while the queen is off the throne:
