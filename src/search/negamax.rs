@@ -626,14 +626,15 @@ impl<'a, 'h> Worker<'a, 'h> {
         let at_least = |guards: Option<u32>, threshold: Param| {
             guards.is_some_and(|guards| i64::from(guards) >= i64::from(params[threshold]))
         };
-        let their_ring = guards_around_held_throne(position, !us);
-        let racing_at = |threshold: Param| at_least(their_ring, threshold);
         // A guard stepping next to its queen on the throne closes in on the
         // formation as a check closes in on mate; the reply is searched a
         // ply deeper so that the race is followed to its end.
         let race_step = within_extensions
             && self.played[ply].is_some_and(|mv| mv.to().bit() & THRONE_RING != 0)
-            && racing_at(Param::RaceExtensionThroneGuards);
+            && at_least(
+                guards_around_held_throne(position, !us),
+                Param::RaceExtensionThroneGuards,
+            );
         let depth = depth + i32::from(threat_before_probe == Some(true)) + i32::from(race_step);
         let hit = if excluded.is_none() {
             self.probe(key, ply)
@@ -654,6 +655,8 @@ impl<'a, 'h> Worker<'a, 'h> {
         // A race to the formation hides from a pass and from the static
         // evaluation alike: neither sees the opponent's guards close the
         // ring move by move.
+        let their_ring = guards_around_held_throne(position, !us);
+        let racing_at = |threshold: Param| at_least(their_ring, threshold);
         let reverse_futile = tuning.static_pruning
             && depth <= params[Param::StaticPruningDepth]
             && !racing_at(Param::StaticPruningThroneGuards);
