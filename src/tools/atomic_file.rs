@@ -50,10 +50,7 @@ mod tests {
 
     #[test]
     fn a_file_is_replaced_whole_and_no_temporary_is_left() {
-        let dir = tempfile::Builder::new()
-            .prefix("agon-atomic-replace-")
-            .tempdir()
-            .unwrap();
+        let dir = crate::tools::scratch_dir("atomic-replace");
         let path = dir.path().join("state.json");
         write_atomically(&path, b"first").unwrap();
         write_atomically(&path, b"second, longer").unwrap();
@@ -67,10 +64,7 @@ mod tests {
 
     #[test]
     fn a_failed_write_leaves_the_old_file() {
-        let dir = tempfile::Builder::new()
-            .prefix("agon-atomic-fail-")
-            .tempdir()
-            .unwrap();
+        let dir = crate::tools::scratch_dir("atomic-fail");
         let path = dir.path().join("net.nnue");
         write_atomically(&path, b"old").unwrap();
         // A directory where the temporary file would go makes the write fail.

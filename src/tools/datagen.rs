@@ -949,10 +949,7 @@ mod tests {
             .filter(|r| r.position.captured(Color::White) | r.position.captured(Color::Black) != 0)
             .count();
         assert!(captured > 100, "{captured} positions with captured pieces");
-        let dir = tempfile::Builder::new()
-            .prefix("agon-records-")
-            .tempdir()
-            .unwrap();
+        let dir = crate::tools::scratch_dir("records");
         let path = dir.path().join("records.bin");
         let bytes: Vec<u8> = records.iter().flat_map(|r| r.encode().unwrap()).collect();
         std::fs::write(&path, bytes).unwrap();
@@ -1019,10 +1016,7 @@ mod tests {
                 result: 1,
             })
             .collect();
-        let dir = tempfile::Builder::new()
-            .prefix("agon-races-")
-            .tempdir()
-            .unwrap();
+        let dir = crate::tools::scratch_dir("races");
         let path = dir.path().join("races.bin");
         let bytes: Vec<u8> = records.iter().flat_map(|r| r.encode().unwrap()).collect();
         std::fs::write(&path, bytes).unwrap();

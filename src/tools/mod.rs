@@ -34,3 +34,14 @@ pub fn hash_parser() -> clap::builder::RangedU64ValueParser<usize> {
 pub fn multipv_parser() -> clap::builder::RangedU64ValueParser<usize> {
     clap::builder::RangedU64ValueParser::new().range(1..=crate::search::MAX_MULTIPV)
 }
+
+/// A fresh directory for one unit test, named after `name` so that it can
+/// be found while the test runs, and removed with its contents when the
+/// value drops, panics included.
+#[cfg(test)]
+pub(crate) fn scratch_dir(name: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("agon-{name}-"))
+        .tempdir()
+        .expect("a scratch directory")
+}

@@ -583,10 +583,7 @@ mod tests {
     #[test]
     fn a_saved_state_with_settings_that_cannot_run_is_refused() {
         let settings = settings_tuning("AspirationDelta");
-        let dir = tempfile::Builder::new()
-            .prefix("agon-spsa-check-")
-            .tempdir()
-            .unwrap();
+        let dir = crate::tools::scratch_dir("spsa-check");
         let path = dir.path().join("spsa.json");
         let good = SpsaState::new(settings).expect("settings that run");
         good.save(&path).expect("saved");

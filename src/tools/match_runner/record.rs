@@ -564,10 +564,7 @@ mod tests {
 
     #[test]
     fn records_beyond_the_committed_lengths_are_cut() {
-        let dir = tempfile::Builder::new()
-            .prefix("agon-records-")
-            .tempdir()
-            .unwrap();
+        let dir = crate::tools::scratch_dir("records");
         let path = dir.path().join("games.jsonl");
         let mut files =
             RecordFiles::open(None, Some(&path), Some(RecordLengths::default())).unwrap();

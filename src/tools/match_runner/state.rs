@@ -85,10 +85,7 @@ mod tests {
 
     #[test]
     fn a_state_of_an_earlier_agon_is_refused_with_the_reason() {
-        let dir = tempfile::Builder::new()
-            .prefix("agon-old-state-")
-            .tempdir()
-            .unwrap();
+        let dir = crate::tools::scratch_dir("old-state");
         let path = dir.path().join("state.json");
         std::fs::write(&path, r#"{"args":[],"seed":1,"written":0,"games":[]}"#).unwrap();
         let error = SavedState::load(&path).err().unwrap().to_string();

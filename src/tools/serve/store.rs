@@ -356,10 +356,7 @@ mod tests {
 
     #[test]
     fn moves_and_endings_survive_reopening_and_a_ply_is_never_doubled() {
-        let dir = tempfile::Builder::new()
-            .prefix("agon-store-")
-            .tempdir()
-            .unwrap();
+        let dir = crate::tools::scratch_dir("store");
         let path = dir.path().join("games.sqlite");
         {
             let mut store = Store::open(&path).unwrap();
