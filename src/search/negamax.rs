@@ -990,9 +990,9 @@ impl<'a, 'h> Worker<'a, 'h> {
 
     /// The static evaluation: the one place where the network and the
     /// hand-written terms meet, and where the searching side's advantage
-    /// fades while nothing moves inward. Only its advantage: faded
-    /// disadvantages would teach it to walk around when behind, and take
-    /// repetitions against weaker opponents.
+    /// fades while nothing moves inward. Its disadvantage fades by
+    /// `ProgressBehindPercent` of that: a faded disadvantage draws it to
+    /// keep the position closed when behind.
     fn evaluate(&mut self, position: &Position, ply: usize) -> i32 {
         let score = match &mut self.accumulators {
             Some(stack) => stack.evaluate(ply),
@@ -1007,16 +1007,16 @@ impl<'a, 'h> Worker<'a, 'h> {
         } else {
             score < 0
         };
+        let faded = fade_without_progress(
+            score,
+            self.plies_without_progress[ply]
+                .saturating_sub(u32::try_from(tuning.params[Param::ProgressGrace]).unwrap_or(0)),
+            tuning.params[Param::ProgressPlies],
+        );
         if searching_side_ahead {
-            fade_without_progress(
-                score,
-                self.plies_without_progress[ply].saturating_sub(
-                    u32::try_from(tuning.params[Param::ProgressGrace]).unwrap_or(0),
-                ),
-                tuning.params[Param::ProgressPlies],
-            )
+            faded
         } else {
-            score
+            score + (faded - score) * tuning.params[Param::ProgressBehindPercent] / 100
         }
     }
 

@@ -129,6 +129,9 @@ params! {
     ProgressGrace: 30, 0, 2000, 5.0, 0.002, needs PROGRESS_SWITCH;
     /// ...and has faded to half this many plies later.
     ProgressPlies: 100, 4, 2000, 10.0, 0.002, needs PROGRESS_SWITCH;
+    /// ...and the side that stands behind sees this many percent of the
+    /// same fade of its disadvantage.
+    ProgressBehindPercent: 0, 0, 100, 10.0, 0.002, needs PROGRESS_SWITCH;
     /// The soft time budget (no new iteration after it), percent of the
     /// optimum time per move.
     TimeSoftPercent: 60, 20, 200, 6.0, 0.002;

@@ -554,7 +554,7 @@ fn self_play_from_varied_openings_only_plays_legal_moves() {
 #[test]
 fn progress_fades_the_score_with_the_games_plies_without_progress() {
     let half_after = 4;
-    let search = |progress: bool, game: &Game, moves: &[Move]| {
+    let search_faded = |progress: bool, behind_percent: i32, game: &Game, moves: &[Move]| {
         let mut tuning = Tuning {
             progress,
             quiescence: false,
@@ -562,6 +562,7 @@ fn progress_fades_the_score_with_the_games_plies_without_progress() {
         };
         tuning.params.values[params::Param::ProgressPlies as usize] = half_after;
         tuning.params.values[params::Param::ProgressGrace as usize] = 0;
+        tuning.params.values[params::Param::ProgressBehindPercent as usize] = behind_percent;
         let mut engine = Engine::new(EngineOptions {
             hash_mib: 4,
             tuning,
@@ -580,6 +581,8 @@ fn progress_fades_the_score_with_the_games_plies_without_progress() {
             Score::Mate(moves) => panic!("mate in {moves}"),
         }
     };
+    let search =
+        |progress: bool, game: &Game, moves: &[Move]| search_faded(progress, 0, game, moves);
     let mut walked = Game::new(parse_fen(QUEEN_AMONG_HER_GUARDS).unwrap());
     while walked.plies_without_progress() < half_after as usize {
         let position = *walked.position();
@@ -618,6 +621,23 @@ fn progress_fades_the_score_with_the_games_plies_without_progress() {
     let unfaded = search(false, &behind, &black_moves);
     assert!(unfaded < -100, "Black should stand worse: {unfaded}");
     assert_eq!(search(true, &behind, &black_moves), unfaded);
+    // Unless the side behind fades too: then a move around a ring, the
+    // count past `half_after`, leaves it half its disadvantage.
+    let black_around: Vec<Move> = black_moves
+        .iter()
+        .copied()
+        .filter(|&mv| !behind.position().is_progress(mv))
+        .collect();
+    let around_unfaded = search(false, &behind, &black_around);
+    assert!(around_unfaded < -100);
+    assert_eq!(
+        search_faded(true, 100, &behind, &black_around),
+        around_unfaded / 2
+    );
+    assert_eq!(
+        search_faded(true, 50, &behind, &black_around),
+        around_unfaded + (around_unfaded / 2 - around_unfaded) / 2
+    );
 }
 
 #[test]
