@@ -1007,17 +1007,21 @@ impl<'a, 'h> Worker<'a, 'h> {
         } else {
             score < 0
         };
+        let share_percent = if searching_side_ahead {
+            100
+        } else {
+            tuning.params[Param::ProgressBehindPercent]
+        };
+        if share_percent == 0 {
+            return score;
+        }
         let faded = fade_without_progress(
             score,
             self.plies_without_progress[ply]
                 .saturating_sub(u32::try_from(tuning.params[Param::ProgressGrace]).unwrap_or(0)),
             tuning.params[Param::ProgressPlies],
         );
-        if searching_side_ahead {
-            faded
-        } else {
-            score + (faded - score) * tuning.params[Param::ProgressBehindPercent] / 100
-        }
+        score + (faded - score) * share_percent / 100
     }
 
     fn reward(
