@@ -148,6 +148,8 @@ pub struct Worker<'a, 'h> {
     /// Plies without progress (no inward step, no relocation) up to each
     /// ply, the game's included.
     plies_without_progress: [u32; MAX_PLY + 2],
+    /// Whether this search fades the scores without progress.
+    fades_without_progress: bool,
     /// The static evaluation at each ply of the line, where one was
     /// taken, to tell whether the side to move is improving.
     static_evals: [Option<i32>; MAX_PLY + 2],
@@ -199,6 +201,23 @@ fn fade_without_progress(score: i32, plies: u32, half_after: i32) -> i32 {
     i32::try_from(faded).unwrap_or(score)
 }
 
+/// Whether a search fades its scores without progress: with `Search
+/// Progress`, once the root stands `ProgressMargin` ahead, so that a won
+/// position is pressed home while a level one is played as it is.
+fn fades_without_progress(shared: &Shared) -> bool {
+    let tuning = &shared.tuning;
+    if !tuning.progress {
+        return false;
+    }
+    let margin = tuning.params[Param::ProgressMargin];
+    margin == 0
+        || if tuning.use_network {
+            tuning.network.0.evaluate_position(&shared.root)
+        } else {
+            evaluate(&shared.root, &tuning.eval_percent)
+        } >= margin
+}
+
 fn filter_slot(key: u64) -> usize {
     (key as usize) & (FILTER_SIZE - 1)
 }
@@ -243,6 +262,7 @@ impl<'a, 'h> Worker<'a, 'h> {
             passed: [false; MAX_PLY + 2],
             played: [None; MAX_PLY + 2],
             plies_without_progress: [shared.root_plies_without_progress; MAX_PLY + 2],
+            fades_without_progress: fades_without_progress(shared),
             static_evals: [None; MAX_PLY + 2],
             iteration: 0,
         }
@@ -998,10 +1018,10 @@ impl<'a, 'h> Worker<'a, 'h> {
             Some(stack) => stack.evaluate(ply),
             None => evaluate(position, &self.shared.tuning.eval_percent),
         };
-        let tuning = &self.shared.tuning;
-        if !tuning.progress {
+        if !self.fades_without_progress {
             return score;
         }
+        let tuning = &self.shared.tuning;
         let searching_side_ahead = if ply.is_multiple_of(2) {
             score > 0
         } else {

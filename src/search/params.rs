@@ -132,6 +132,9 @@ params! {
     /// ...and the side that stands behind sees this many percent of the
     /// same fade of its disadvantage.
     ProgressBehindPercent: 0, 0, 100, 10.0, 0.002, needs PROGRESS_SWITCH;
+    /// ...in a search whose root stands at least this many centi-guards
+    /// ahead by its static evaluation (0: in every search).
+    ProgressMargin: 0, 0, 5000, 20.0, 0.002, needs PROGRESS_SWITCH;
     /// The soft time budget (no new iteration after it), percent of the
     /// optimum time per move.
     TimeSoftPercent: 60, 20, 200, 6.0, 0.002;

@@ -554,32 +554,37 @@ fn self_play_from_varied_openings_only_plays_legal_moves() {
 #[test]
 fn progress_fades_the_score_with_the_games_plies_without_progress() {
     let half_after = 4;
+    let search_gated =
+        |progress: bool, behind_percent: i32, margin: i32, game: &Game, moves: &[Move]| {
+            let mut tuning = Tuning {
+                progress,
+                quiescence: false,
+                ..Tuning::default()
+            };
+            tuning.params.values[params::Param::ProgressPlies as usize] = half_after;
+            tuning.params.values[params::Param::ProgressGrace as usize] = 0;
+            tuning.params.values[params::Param::ProgressBehindPercent as usize] = behind_percent;
+            tuning.params.values[params::Param::ProgressMargin as usize] = margin;
+            let mut engine = Engine::new(EngineOptions {
+                hash_mib: 4,
+                tuning,
+                ..EngineOptions::default()
+            });
+            let limits = SearchLimits {
+                depth: Some(1),
+                searchmoves: moves.to_vec(),
+                ..SearchLimits::default()
+            };
+            match engine
+                .search(game, &limits, &SearchControl::default(), |_| {})
+                .score
+            {
+                Score::Centi(value) => value,
+                Score::Mate(moves) => panic!("mate in {moves}"),
+            }
+        };
     let search_faded = |progress: bool, behind_percent: i32, game: &Game, moves: &[Move]| {
-        let mut tuning = Tuning {
-            progress,
-            quiescence: false,
-            ..Tuning::default()
-        };
-        tuning.params.values[params::Param::ProgressPlies as usize] = half_after;
-        tuning.params.values[params::Param::ProgressGrace as usize] = 0;
-        tuning.params.values[params::Param::ProgressBehindPercent as usize] = behind_percent;
-        let mut engine = Engine::new(EngineOptions {
-            hash_mib: 4,
-            tuning,
-            ..EngineOptions::default()
-        });
-        let limits = SearchLimits {
-            depth: Some(1),
-            searchmoves: moves.to_vec(),
-            ..SearchLimits::default()
-        };
-        match engine
-            .search(game, &limits, &SearchControl::default(), |_| {})
-            .score
-        {
-            Score::Centi(value) => value,
-            Score::Mate(moves) => panic!("mate in {moves}"),
-        }
+        search_gated(progress, behind_percent, 0, game, moves)
     };
     let search =
         |progress: bool, game: &Game, moves: &[Move]| search_faded(progress, 0, game, moves);
@@ -614,6 +619,18 @@ fn progress_fades_the_score_with_the_games_plies_without_progress() {
         search(true, &walked, &inward),
         search(false, &walked, &inward)
     );
+    // With a margin, only a search whose root stands that far ahead by its
+    // static evaluation fades.
+    let root_static = crate::search::nnue::Network::embedded().evaluate_position(walked.position());
+    assert!(root_static > 0, "White should stand better: {root_static}");
+    assert_eq!(
+        search_gated(true, 0, root_static, &walked, &around),
+        around_full / 2
+    );
+    assert_eq!(
+        search_gated(true, 0, root_static + 1, &walked, &around),
+        around_full
+    );
     // Black, behind, is searched as if nothing faded.
     let mut behind = walked.clone();
     behind.play(around[0]);
@@ -637,6 +654,11 @@ fn progress_fades_the_score_with_the_games_plies_without_progress() {
     assert_eq!(
         search_faded(true, 50, &behind, &black_around),
         around_unfaded + (around_unfaded / 2 - around_unfaded) / 2
+    );
+    // The side behind never stands a margin ahead: nothing fades.
+    assert_eq!(
+        search_gated(true, 100, 1, &behind, &black_around),
+        around_unfaded
     );
 }
 
