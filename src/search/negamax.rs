@@ -51,6 +51,9 @@ pub struct Shared<'a> {
     /// Plies the game has gone without progress before the root (see
     /// [`crate::rules::Position::is_progress`]).
     pub root_plies_without_progress: u32,
+    /// Whether this search fades its scores without progress (see
+    /// [`fades_without_progress`]), decided once for all its threads.
+    pub fades_without_progress: bool,
     /// The position searched.
     pub root: Position,
     /// The moves the root may play.
@@ -148,8 +151,6 @@ pub struct Worker<'a, 'h> {
     /// Plies without progress (no inward step, no relocation) up to each
     /// ply, the game's included.
     plies_without_progress: [u32; MAX_PLY + 2],
-    /// Whether this search fades the scores without progress.
-    fades_without_progress: bool,
     /// The static evaluation at each ply of the line, where one was
     /// taken, to tell whether the side to move is improving.
     static_evals: [Option<i32>; MAX_PLY + 2],
@@ -204,17 +205,16 @@ fn fade_without_progress(score: i32, plies: u32, half_after: i32) -> i32 {
 /// Whether a search fades its scores without progress: with `Search
 /// Progress`, once the root stands `ProgressMargin` ahead, so that a won
 /// position is pressed home while a level one is played as it is.
-fn fades_without_progress(shared: &Shared) -> bool {
-    let tuning = &shared.tuning;
+pub fn fades_without_progress(tuning: &Tuning, root: &Position) -> bool {
     if !tuning.progress {
         return false;
     }
     let margin = tuning.params[Param::ProgressMargin];
     margin == 0
         || if tuning.use_network {
-            tuning.network.0.evaluate_position(&shared.root)
+            tuning.network.0.evaluate_position(root)
         } else {
-            evaluate(&shared.root, &tuning.eval_percent)
+            evaluate(root, &tuning.eval_percent)
         } >= margin
 }
 
@@ -262,7 +262,6 @@ impl<'a, 'h> Worker<'a, 'h> {
             passed: [false; MAX_PLY + 2],
             played: [None; MAX_PLY + 2],
             plies_without_progress: [shared.root_plies_without_progress; MAX_PLY + 2],
-            fades_without_progress: fades_without_progress(shared),
             static_evals: [None; MAX_PLY + 2],
             iteration: 0,
         }
@@ -1018,7 +1017,7 @@ impl<'a, 'h> Worker<'a, 'h> {
             Some(stack) => stack.evaluate(ply),
             None => evaluate(position, &self.shared.tuning.eval_percent),
         };
-        if !self.fades_without_progress {
+        if !self.shared.fades_without_progress {
             return score;
         }
         let tuning = &self.shared.tuning;

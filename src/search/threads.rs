@@ -3,7 +3,7 @@
 //! then stops the helpers; the move comes from the deepest completed
 //! iteration of any thread.
 
-use super::negamax::{Shared, Worker};
+use super::negamax::{Shared, Worker, fades_without_progress};
 use super::ordering::History;
 use super::time::TimeManager;
 use super::tt::TranspositionTable;
@@ -47,6 +47,7 @@ pub(crate) fn run(
         history_keys: game.history_keys().collect(),
         root_plies_without_progress: u32::try_from(game.plies_without_progress())
             .unwrap_or(u32::MAX),
+        fades_without_progress: fades_without_progress(&options.tuning, &root),
         root,
         root_moves,
         multipv: options.multipv,
