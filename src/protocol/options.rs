@@ -6,7 +6,7 @@ use crate::search::eval::Term;
 use crate::search::nnue::{Network, NetworkError, NetworkRef};
 use crate::search::params::{
     FUTILITY_SWITCH, HISTORY_REDUCTION_SWITCH, IIR_SWITCH, IMPROVING_SWITCH, PROGRESS_SWITCH,
-    SINGULAR_SWITCH, SPECS,
+    RAZORING_SWITCH, SINGULAR_SWITCH, SPECS,
 };
 use crate::search::{EngineOptions, MAX_HASH_MIB, MAX_MULTIPV, MAX_THREADS};
 use std::fmt;
@@ -237,6 +237,18 @@ static OPTIONS: LazyLock<Vec<OptionSpec>> = LazyLock::new(|| {
         developer(
             "Search Correction",
             Kind::Check(|s| &mut s.engine.tuning.correction),
+        ),
+        developer(
+            "Search TableEval",
+            Kind::Check(|s| &mut s.engine.tuning.table_eval),
+        ),
+        developer(
+            RAZORING_SWITCH,
+            Kind::Check(|s| &mut s.engine.tuning.razoring),
+        ),
+        developer(
+            "Search CounterMoves",
+            Kind::Check(|s| &mut s.engine.tuning.counter_moves),
         ),
         developer(
             "Search ThroneSteps",

@@ -263,6 +263,15 @@ pub(crate) struct Tuning {
     /// Correct the static evaluation by what searches found it off by in
     /// positions with the same pieces near the throne.
     pub correction: bool,
+    /// Where the table holds a bound on the node's score that lies beyond
+    /// the static evaluation on the bound's side, pruning reads the bound.
+    pub table_eval: bool,
+    /// Razoring: near the leaves, a node whose static evaluation is far
+    /// below alpha ends with a quiescence search that confirms it.
+    pub razoring: bool,
+    /// Order first, after the killers, the quiet move that last refuted
+    /// the opponent's move just played (the counter-move).
+    pub counter_moves: bool,
     /// Time by stability: a move whose best move keeps changing gets more
     /// of its budget, one whose best move is settled less.
     pub stability_time: bool,
@@ -307,6 +316,9 @@ impl Default for Tuning {
             capture_history: false,
             improving: false,
             correction: false,
+            table_eval: false,
+            razoring: false,
+            counter_moves: false,
             stability_time: true,
             progress: false,
             contempt: 0,

@@ -278,6 +278,7 @@ impl<'a, 'h> Worker<'a, 'h> {
             tt_move,
             0,
             &self.killers,
+            None,
             self.history,
             None,
             self.shared.tuning.throne_steps,
@@ -582,12 +583,7 @@ impl<'a, 'h> Worker<'a, 'h> {
             if self.is_repetition(position.key()) {
                 return self.draw_score(ply);
             }
-            let start = if self.shared.tuning.quiescence {
-                0
-            } else {
-                QUIESCENCE_DEPTH
-            };
-            return self.quiescence(position, alpha, beta, ply, start);
+            return self.horizon(position, alpha, beta, ply);
         }
         if self.visit(ply) {
             return 0;
@@ -684,18 +680,23 @@ impl<'a, 'h> Worker<'a, 'h> {
             && !self.passed[ply]
             && !racing_at(Param::NullMoveThroneGuards);
         let futile_quiets = tuning.futility && depth <= params[Param::FutilityDepth];
+        let razor = tuning.razoring && depth <= params[Param::RazorDepth];
         let static_eval = (!pv_node
             && excluded.is_none()
             && !threatened
             && position.captured(us) == 0
             && beta.abs() < MATE_BOUND
-            && (reverse_futile || may_pass || futile_quiets))
+            && (reverse_futile || may_pass || futile_quiets || razor))
             .then(|| self.evaluate(position, ply));
         let raw_eval = static_eval;
         let static_eval = static_eval.map(|raw| self.corrected(position, raw));
         if excluded.is_none() {
             self.static_evals[ply] = static_eval;
         }
+        let static_eval = static_eval.map(|eval| match hit {
+            Some(hit) if tuning.table_eval && hit.bounds_beyond(eval) => hit.score,
+            _ => eval,
+        });
         // A rising evaluation is likelier to stay above beta and a falling
         // one to need its late moves: a side whose evaluation has risen
         // since its last turn (trend 1) is cut off by reverse futility
@@ -723,6 +724,12 @@ impl<'a, 'h> Worker<'a, 'h> {
                 && let Some(score) = self.null_move_search(position, depth, beta, ply)
             {
                 return score;
+            }
+            if razor && static_eval + params[Param::RazorMargin] * depth < alpha {
+                let score = self.horizon(position, alpha, alpha + 1, ply);
+                if score <= alpha {
+                    return score;
+                }
             }
         }
         let prune_quiets = futile_quiets
@@ -780,12 +787,16 @@ impl<'a, 'h> Worker<'a, 'h> {
         let original_alpha = alpha;
         self.killers.clear_children(ply);
         let previous = self.previous_move(ply);
+        let counter = self
+            .counter_to(ply)
+            .and_then(|answered| self.history.counter(position, answered));
         let mut ordered = OrderedMoves::new(
             position,
             moves,
             tt_move,
             ply,
             &self.killers,
+            counter,
             self.history,
             previous,
             tuning.throne_steps,
@@ -1063,6 +1074,9 @@ impl<'a, 'h> Worker<'a, 'h> {
                 self.history.update(position, previous, *other, -bonus);
             }
         }
+        if let Some(answered) = self.counter_to(ply) {
+            self.history.set_counter(position, answered, mv);
+        }
     }
 
     /// The history bonus of a cut-off at `depth`: its square, capped.
@@ -1088,6 +1102,16 @@ impl<'a, 'h> Worker<'a, 'h> {
         }
     }
 
+    /// The opponent's move that reached `ply`, when the counter-moves are
+    /// on.
+    fn counter_to(&self, ply: usize) -> Option<Move> {
+        self.shared
+            .tuning
+            .counter_moves
+            .then(|| self.played[ply])
+            .flatten()
+    }
+
     /// The move that reached `ply`, when the continuation history is on.
     fn previous_move(&self, ply: usize) -> Option<Move> {
         self.shared
@@ -1095,6 +1119,17 @@ impl<'a, 'h> Worker<'a, 'h> {
             .continuation_history
             .then(|| self.played[ply])
             .flatten()
+    }
+
+    /// The score at the horizon: the quiescence search, or the static
+    /// evaluation when it is switched off.
+    fn horizon(&mut self, position: &Position, alpha: i32, beta: i32, ply: usize) -> i32 {
+        let start = if self.shared.tuning.quiescence {
+            0
+        } else {
+            QUIESCENCE_DEPTH
+        };
+        self.quiescence(position, alpha, beta, ply, start)
     }
 
     /// Resolves captures and formation threats below the horizon; `depth`

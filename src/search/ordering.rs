@@ -15,19 +15,23 @@ const WINNING: i32 = 1 << 29;
 const CAPTURE: i32 = 1 << 28;
 const THRONE_STEP: i32 = 3 << 26;
 const KILLER: i32 = 1 << 27;
+/// Below both killers.
+const COUNTER: i32 = KILLER - 2;
 /// History scores stay within this magnitude.
 const HISTORY_LIMIT: i32 = 16_384;
 
 /// Quiet moves that caused cut-offs: by side, origin and destination, and
 /// (the continuation history) by side, the cell the opponent's move before
 /// them went to and their own destination; captures apart, by side, origin
-/// and destination.
+/// and destination; and the counter-moves: by side and the opponent's move
+/// just played, the quiet move that last refuted it.
 pub(crate) struct History {
     /// What the thread's searches found the static evaluation off by.
     pub(crate) correction: super::correction::Correction,
     by_move: Vec<i32>,
     by_reply: Vec<i32>,
     by_capture: Vec<i32>,
+    counters: Vec<Option<Move>>,
 }
 
 impl History {
@@ -38,6 +42,7 @@ impl History {
             by_move: vec![0; 2 * GRID_SLOTS * GRID_SLOTS],
             by_reply: vec![0; 2 * GRID_SLOTS * GRID_SLOTS],
             by_capture: vec![0; 2 * GRID_SLOTS * GRID_SLOTS],
+            counters: vec![None; 2 * GRID_SLOTS * GRID_SLOTS],
         }
     }
 
@@ -87,6 +92,17 @@ impl History {
             &mut self.by_capture[Self::slot(position, mv.from(), mv.to())],
             bonus,
         );
+    }
+
+    /// The quiet move that last refuted `previous`, the opponent's move
+    /// that reached `position`.
+    pub(crate) fn counter(&self, position: &Position, previous: Move) -> Option<Move> {
+        self.counters[Self::slot(position, previous.from(), previous.to())]
+    }
+
+    /// Records `mv` as the refutation of `previous` in `position`.
+    pub(crate) fn set_counter(&mut self, position: &Position, previous: Move, mv: Move) {
+        self.counters[Self::slot(position, previous.from(), previous.to())] = Some(mv);
     }
 }
 
@@ -164,7 +180,8 @@ pub(crate) struct OrderedMoves {
 
 impl OrderedMoves {
     /// Scores `moves` of `position` at `ply`, reached by `previous` (given
-    /// only when the continuation history is on); `throne_steps` puts the
+    /// only when the continuation history is on); `counter`, the
+    /// counter-move, comes right after the killers; `throne_steps` puts the
     /// [`steps_to_throne`] right after the captures; `capture_history`
     /// orders the captures by their own history.
     #[allow(clippy::too_many_arguments)]
@@ -174,6 +191,7 @@ impl OrderedMoves {
         tt_move: Option<Move>,
         ply: usize,
         killers: &Killers,
+        counter: Option<Move>,
         history: &History,
         previous: Option<Move>,
         throne_steps: bool,
@@ -199,6 +217,8 @@ impl OrderedMoves {
                 THRONE_STEP + history.get(position, previous, mv)
             } else if let Some(rank) = killers.rank(ply, mv) {
                 rank
+            } else if Some(mv) == counter {
+                COUNTER
             } else {
                 history.get(position, previous, mv)
             };
@@ -267,6 +287,7 @@ mod tests {
             Some(tt_move),
             3,
             &killers,
+            None,
             &history,
             None,
             false,
@@ -300,6 +321,7 @@ mod tests {
                 None,
                 2,
                 &killers,
+                None,
                 &history,
                 None,
                 throne_steps,
@@ -311,6 +333,34 @@ mod tests {
         assert!(with_steps[..2].iter().all(|mv| inward.contains(mv)));
         assert_eq!(with_steps[2], killer);
         assert_eq!(ordered(false)[0], killer);
+    }
+
+    #[test]
+    fn the_counter_move_comes_after_the_killers_and_answers_its_move_only() {
+        let position = parse_fen(crate::rules::START_FEN).unwrap();
+        let moves = legal_moves(&position);
+        let [answered, other, killer, counter] = [0, 1, 2, 3].map(|index| moves.as_slice()[index]);
+        let mut history = History::new();
+        history.set_counter(&position, answered, counter);
+        assert_eq!(history.counter(&position, answered), Some(counter));
+        assert_eq!(history.counter(&position, other), None);
+        history.update(&position, None, moves.as_slice()[4], 400);
+        let mut killers = Killers::new();
+        killers.record(1, killer);
+        let ordered: Vec<Move> = OrderedMoves::new(
+            &position,
+            legal_moves(&position),
+            None,
+            1,
+            &killers,
+            history.counter(&position, answered),
+            &history,
+            None,
+            false,
+            false,
+        )
+        .collect();
+        assert_eq!(&ordered[..2], &[killer, counter]);
     }
 
     #[test]
@@ -343,6 +393,7 @@ mod tests {
                 None,
                 0,
                 &Killers::new(),
+                None,
                 &history,
                 None,
                 false,

@@ -39,6 +39,8 @@ pub const SINGULAR_SWITCH: &str = "Search Singular";
 pub const HISTORY_REDUCTION_SWITCH: &str = "Search HistoryReductions";
 /// The developer switch of pruning by whether the side to move improves.
 pub const IMPROVING_SWITCH: &str = "Search Improving";
+/// The developer switch of razoring.
+pub const RAZORING_SWITCH: &str = "Search Razoring";
 
 macro_rules! params {
     ($($(#[$doc:meta])* $variant:ident: $default:expr, $min:expr, $max:expr, $step:expr, $rate:expr $(, needs $switch:expr)?;)*) => {
@@ -97,6 +99,11 @@ params! {
     /// ...to the quiet moves of a node whose static evaluation falls short
     /// of alpha by this much per ply.
     FutilityMargin: 100, 10, 600, 10.0, 0.002, needs FUTILITY_SWITCH;
+    /// Razoring applies up to this depth...
+    RazorDepth: 3, 1, 8, 0.7, 0.002, needs RAZORING_SWITCH;
+    /// ...to a node whose static evaluation falls short of alpha by this
+    /// much per ply: a quiescence search that confirms it ends the node.
+    RazorMargin: 150, 20, 1000, 20.0, 0.002, needs RAZORING_SWITCH;
     /// A node the table knows no move for is searched a ply shallower from
     /// this depth on.
     IirDepth: 4, 2, 16, 1.0, 0.002, needs IIR_SWITCH;

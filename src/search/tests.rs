@@ -133,14 +133,15 @@ fn engine_with(switch_on: SwitchOn) -> Engine {
 }
 
 /// Futility pruning, internal iterative reductions, reductions by history,
-/// the table in the quiescence search, the capture history and singular
+/// the table in the quiescence search, the capture history, the table's
+/// bounds as the evaluation, razoring, counter-moves and singular
 /// extensions, off by default, still find every forced win, and each changes
 /// the search of a middle game or of an opening where captures are in the
 /// air, to the same depth: they act, and not on the moves that decide. The
 /// two that only cut make the middle game's smaller.
 #[test]
 fn search_switches_keep_the_wins_and_change_the_tree() {
-    let switches: [(&str, SwitchOn, bool); 6] = [
+    let switches: [(&str, SwitchOn, bool); 9] = [
         ("futility", |tuning| tuning.futility = true, true),
         (
             "iterative reduction",
@@ -162,6 +163,9 @@ fn search_switches_keep_the_wins_and_change_the_tree() {
             |tuning| tuning.capture_history = true,
             false,
         ),
+        ("table eval", |tuning| tuning.table_eval = true, false),
+        ("razoring", |tuning| tuning.razoring = true, false),
+        ("counter-moves", |tuning| tuning.counter_moves = true, false),
         (
             "singular extensions",
             |tuning| {

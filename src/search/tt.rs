@@ -104,6 +104,18 @@ impl TtHit {
             Bound::Upper => self.score <= alpha,
         }
     }
+
+    /// Whether the stored score, not a mate, tells more of the node's worth
+    /// than the static evaluation `eval`: exact, or a bound beyond `eval` on
+    /// its own side.
+    pub(crate) fn bounds_beyond(&self, eval: i32) -> bool {
+        self.score.abs() < MATE_BOUND
+            && match self.bound {
+                Bound::Exact => true,
+                Bound::Lower => self.score > eval,
+                Bound::Upper => self.score < eval,
+            }
+    }
 }
 
 /// Converts a score seen at `ply` into one relative to the storing node, so
@@ -304,6 +316,22 @@ mod tests {
         assert_eq!(table.probe(99, 2).unwrap().score, MATE - 5);
         table.store(100, 6, None, -MATE + 10, 5, Bound::Exact);
         assert_eq!(table.probe(100, 1).unwrap().score, -MATE + 5);
+    }
+
+    #[test]
+    fn a_bound_tells_more_than_the_evaluation_only_beyond_it() {
+        let hit = |score, bound| TtHit {
+            mv: None,
+            score,
+            depth: 3,
+            bound,
+        };
+        assert!(hit(50, Bound::Lower).bounds_beyond(20));
+        assert!(!hit(10, Bound::Lower).bounds_beyond(20));
+        assert!(hit(10, Bound::Upper).bounds_beyond(20));
+        assert!(!hit(50, Bound::Upper).bounds_beyond(20));
+        assert!(hit(-300, Bound::Exact).bounds_beyond(20));
+        assert!(!hit(MATE - 9, Bound::Lower).bounds_beyond(20));
     }
 
     #[test]
