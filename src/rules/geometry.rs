@@ -56,8 +56,9 @@ impl Cell {
 
     /// The cell stored in grid slot `index`, if that slot is a cell.
     pub(crate) const fn from_index(index: u8) -> Option<Cell> {
-        if (index as usize) < GRID_SLOTS {
-            Cell::from_coords(index % GRID, index / GRID)
+        // One bit test, not a division: move generation asks this per move.
+        if (index as usize) < GRID_SLOTS && CELLS & (1u128 << index) != 0 {
+            Some(Cell(index))
         } else {
             None
         }
@@ -309,6 +310,18 @@ mod tests {
         assert_eq!(CELLS.count_ones() as usize, CELL_COUNT);
         let sizes: Vec<u32> = RINGS.iter().map(|ring| ring.count_ones()).collect();
         assert_eq!(sizes, vec![1, 6, 12, 18, 24, 30]);
+    }
+
+    #[test]
+    fn a_slot_is_a_cell_exactly_when_its_coordinates_are() {
+        for index in 0..=u8::MAX {
+            let by_coords = if usize::from(index) < GRID_SLOTS {
+                Cell::from_coords(index % GRID, index / GRID)
+            } else {
+                None
+            };
+            assert_eq!(Cell::from_index(index), by_coords, "slot {index}");
+        }
     }
 
     #[test]

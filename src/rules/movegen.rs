@@ -2,7 +2,7 @@
 //! waiting, otherwise steps, never onto a cell between two active enemies.
 
 use super::geometry::{
-    Bitboard, Cell, Direction, OUTER_RING, STEP_SOURCES, STEP_TARGETS, THRONE, cells_of,
+    Bitboard, CELLS, Cell, Direction, OUTER_RING, STEP_SOURCES, STEP_TARGETS, THRONE, cells_of,
     sandwiched_by, shift,
 };
 use super::position::{Move, Position};
@@ -97,12 +97,19 @@ fn relocation(position: &Position, allowed: Bitboard) -> Option<(Bitboard, Bitbo
 }
 
 /// Appends every legal move of `position` to `list`.
+#[inline]
 pub(crate) fn generate_legal(position: &Position, list: &mut MoveList) {
+    generate_legal_to(position, CELLS, list);
+}
+
+/// Appends the legal moves of `position` that end on a cell of `targets`
+/// to `list`, in the order [`generate_legal`] lists them.
+pub(crate) fn generate_legal_to(position: &Position, targets: Bitboard, list: &mut MoveList) {
     if position.formation_outcome().is_some() {
         return;
     }
     let us = position.side_to_move();
-    let allowed = position.empty_cells() & !forbidden_cells(position);
+    let allowed = position.empty_cells() & !forbidden_cells(position) & targets;
     if let Some((movers, targets)) = relocation(position, allowed) {
         for from in cells_of(movers) {
             for to in cells_of(targets) {
@@ -158,4 +165,43 @@ pub fn count_legal(position: &Position) -> u64 {
         count += u64::from((STEP_TARGETS[from.index()] & allowed).count_ones());
     }
     count
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::{START_FEN, parse_fen};
+    use rand::rngs::StdRng;
+    use rand::{Rng, SeedableRng};
+
+    /// Over random games, relocations included, the moves to a set of
+    /// cells are the legal moves that end there, in the same order.
+    #[test]
+    fn moves_to_targets_are_the_legal_moves_ending_there_in_order() {
+        let mut rng = StdRng::seed_from_u64(5);
+        let mut relocations = 0;
+        for _ in 0..30 {
+            let mut position = parse_fen(START_FEN).unwrap();
+            for _ in 0..200 {
+                let all = legal_moves(&position);
+                if all.is_empty() {
+                    break;
+                }
+                if position.captured(position.side_to_move()) != 0 {
+                    relocations += 1;
+                }
+                let targets = rng.random::<u128>() & CELLS;
+                let mut to_targets = MoveList::default();
+                generate_legal_to(&position, targets, &mut to_targets);
+                let filtered: Vec<Move> = all
+                    .iter()
+                    .copied()
+                    .filter(|mv| targets & mv.to().bit() != 0)
+                    .collect();
+                assert_eq!(to_targets.as_slice(), filtered.as_slice());
+                position = position.make_move(all.as_slice()[rng.random_range(0..all.len())]);
+            }
+        }
+        assert!(relocations > 0, "the games reached no relocation");
+    }
 }

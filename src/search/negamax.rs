@@ -16,7 +16,7 @@ use super::{
     to_score,
 };
 use crate::rules::geometry::THRONE_RING;
-use crate::rules::movegen::generate_legal;
+use crate::rules::movegen::{generate_legal, generate_legal_to};
 use crate::rules::position::FormationOutcome;
 use crate::rules::{Move, MoveList, Position, count_legal, legal_moves};
 use std::sync::Mutex;
@@ -1189,19 +1189,26 @@ impl<'a, 'h> Worker<'a, 'h> {
                 best
             };
         }
-        let moves = legal_moves(position);
-        if moves.is_empty() {
-            return -MATE + ply as i32;
-        }
-        let mut candidates = moves;
-        if !threatened {
+        let mut candidates = MoveList::default();
+        if threatened {
+            generate_legal(position, &mut candidates);
+        } else {
             // Formation-completing moves first, then captures.
             let winning = winning_cells(position, position.side_to_move());
             let captures = capture_cells(position, position.side_to_move());
+            generate_legal_to(position, winning | captures, &mut candidates);
             let slice = candidates.as_mut_slice();
             let wins_end = gather(slice, 0, |mv| is_winning(winning, mv));
+            // A step within the ring onto the gap opens another: no win.
             let kept = gather(slice, wins_end, |mv| captures & mv.to().bit() != 0);
             candidates.truncate(kept);
+        }
+        if candidates.is_empty() {
+            return if threatened || count_legal(position) == 0 {
+                -MATE + ply as i32
+            } else {
+                best
+            };
         }
         let mut best_move = None;
         for &mv in candidates.iter() {

@@ -251,12 +251,15 @@ impl Iterator for OrderedMoves {
         if self.next >= len {
             return None;
         }
-        let mut best = self.next;
-        for index in self.next + 1..len {
-            if self.scores[index] > self.scores[best] {
-                best = index;
-            }
-        }
+        // The first of the highest scores, found in two passes: the maximum
+        // alone is a reduction the compiler vectorises.
+        let remaining = &self.scores[self.next..len];
+        let highest = remaining.iter().copied().max().unwrap_or(i32::MIN);
+        let best = self.next
+            + remaining
+                .iter()
+                .position(|&score| score == highest)
+                .unwrap_or(0);
         let moves = self.moves.as_mut_slice();
         moves.swap(self.next, best);
         self.scores.swap(self.next, best);

@@ -52,14 +52,14 @@ impl AccumulatorStack {
     /// The evaluation of the position at `ply`, side to move's view.
     #[inline]
     pub fn evaluate(&mut self, ply: usize) -> i32 {
-        let accumulator = self.accumulator(ply);
-        self.network
-            .evaluate(&accumulator, &self.entries[ply].position)
+        self.accumulator(ply);
+        let entry = &self.entries[ply];
+        self.network.evaluate(&entry.accumulator, &entry.position)
     }
 
     /// The accumulator at `ply`, computing it (and those of the plies
     /// between it and the nearest computed one) if needed.
-    pub fn accumulator(&mut self, ply: usize) -> Accumulator {
+    pub fn accumulator(&mut self, ply: usize) -> &Accumulator {
         let mut start = ply;
         while !self.entries[start].computed {
             if start == 0 {
@@ -80,7 +80,7 @@ impl AccumulatorStack {
                 .update(self.network, &parent.position, &entry.position);
             entry.computed = true;
         }
-        self.entries[ply].accumulator
+        &self.entries[ply].accumulator
     }
 }
 
@@ -128,7 +128,10 @@ mod tests {
                 stack.set(ply, &next);
                 // Evaluate only now and then, so that updates span plies.
                 if rng.random_range(0..3) == 0 {
-                    assert_eq!(stack.accumulator(ply), Accumulator::refresh(network, &next));
+                    assert_eq!(
+                        *stack.accumulator(ply),
+                        Accumulator::refresh(network, &next)
+                    );
                     checked += 1;
                 }
                 // Sometimes the line steps back and takes another move.
