@@ -1,7 +1,7 @@
 //! A game: a start position plus the moves played, which is what the
 //! repetition rule needs, and the verdict on how (or whether) it has ended.
 
-use super::movegen::count_legal;
+use super::movegen::has_legal_move;
 use super::notation::{MoveError, parse_move};
 use super::position::{Color, FormationOutcome, Move, Position};
 use std::fmt;
@@ -90,7 +90,7 @@ fn formation_result(position: &Position) -> Option<GameResult> {
 
 /// The last test of the rules: the side to move has no legal move.
 fn no_move_result(position: &Position) -> GameResult {
-    if count_legal(position) == 0 {
+    if !has_legal_move(position) {
         GameResult::Win {
             winner: !position.side_to_move(),
             reason: Termination::NoMoves,

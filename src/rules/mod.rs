@@ -11,7 +11,7 @@ pub(crate) mod position;
 
 pub use game::{Game, GameResult, Termination};
 pub use geometry::Cell;
-pub use movegen::{MoveList, count_legal, legal_moves};
+pub use movegen::{MoveList, count_legal, has_legal_move, legal_moves};
 pub use notation::{
     FenError, IllegalReason, MoveError, START_FEN, parse_fen, parse_move, start_position, to_fen,
 };

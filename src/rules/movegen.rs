@@ -143,6 +143,24 @@ pub fn legal_moves(position: &Position) -> MoveList {
     list
 }
 
+/// Whether the side to move has a legal move: without one it has lost. It
+/// stops at the first kind of move found, where counting would go on.
+#[inline]
+pub fn has_legal_move(position: &Position) -> bool {
+    if position.formation_outcome().is_some() {
+        return false;
+    }
+    let allowed = position.empty_cells() & !forbidden_cells(position);
+    if let Some((movers, targets)) = relocation(position, allowed) {
+        return movers != 0 && targets != 0;
+    }
+    let active = position.active(position.side_to_move());
+    let guards = active & !position.queens();
+    Direction::ALL.iter().enumerate().any(|(index, direction)| {
+        shift(guards & STEP_SOURCES[index], *direction) & allowed & !THRONE != 0
+    }) || cells_of(active & position.queens()).any(|from| STEP_TARGETS[from.index()] & allowed != 0)
+}
+
 /// The number of legal moves, without listing them (perft's last ply).
 #[inline]
 pub fn count_legal(position: &Position) -> u64 {
@@ -175,7 +193,8 @@ mod tests {
     use rand::{Rng, SeedableRng};
 
     /// Over random games, relocations included, the moves to a set of
-    /// cells are the legal moves that end there, in the same order.
+    /// cells are the legal moves that end there, in the same order, and a
+    /// position has a legal move exactly when it lists one.
     #[test]
     fn moves_to_targets_are_the_legal_moves_ending_there_in_order() {
         let mut rng = StdRng::seed_from_u64(5);
@@ -185,6 +204,7 @@ mod tests {
             for _ in 0..200 {
                 let all = legal_moves(&position);
                 if all.is_empty() {
+                    assert!(!has_legal_move(&position));
                     break;
                 }
                 if position.captured(position.side_to_move()) != 0 {
@@ -199,6 +219,7 @@ mod tests {
                     .filter(|mv| targets & mv.to().bit() != 0)
                     .collect();
                 assert_eq!(to_targets.as_slice(), filtered.as_slice());
+                assert!(has_legal_move(&position));
                 position = position.make_move(all.as_slice()[rng.random_range(0..all.len())]);
             }
         }

@@ -18,7 +18,7 @@ use super::{
 use crate::rules::geometry::THRONE_RING;
 use crate::rules::movegen::{generate_legal, generate_legal_to};
 use crate::rules::position::FormationOutcome;
-use crate::rules::{Move, MoveList, Position, count_legal, legal_moves};
+use crate::rules::{Move, MoveList, Position, has_legal_move, legal_moves};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::time::Instant;
@@ -1174,7 +1174,7 @@ impl<'a, 'h> Worker<'a, 'h> {
             let raw = self.evaluate(position, ply);
             best = self.corrected(position, raw);
             if best >= beta {
-                return if count_legal(position) == 0 {
+                return if !has_legal_move(position) {
                     -MATE + ply as i32
                 } else {
                     best
@@ -1183,7 +1183,7 @@ impl<'a, 'h> Worker<'a, 'h> {
             alpha = alpha.max(best);
         }
         if depth >= QUIESCENCE_DEPTH {
-            return if count_legal(position) == 0 {
+            return if !has_legal_move(position) {
                 -MATE + ply as i32
             } else {
                 best
@@ -1204,7 +1204,7 @@ impl<'a, 'h> Worker<'a, 'h> {
             candidates.truncate(kept);
         }
         if candidates.is_empty() {
-            return if threatened || count_legal(position) == 0 {
+            return if threatened || !has_legal_move(position) {
                 -MATE + ply as i32
             } else {
                 best
