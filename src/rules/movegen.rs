@@ -6,6 +6,7 @@ use super::geometry::{
     sandwiched_by, shift,
 };
 use super::position::{Move, Position};
+use std::ops::ControlFlow;
 
 /// More than the most moves any position can have (six captured guards
 /// with thirty outer cells each is 180).
@@ -143,45 +144,58 @@ pub fn legal_moves(position: &Position) -> MoveList {
     list
 }
 
+/// Visits the moves of the side to move kind by kind, as (how many pieces
+/// may make them, the cells each may reach): the relocation when one is
+/// due, else the guards' steps in each direction and each queen's steps.
+/// `visit` may break off, for a caller who needs only the first.
+#[inline(always)]
+fn visit_move_sets(
+    position: &Position,
+    mut visit: impl FnMut(u32, Bitboard) -> ControlFlow<()>,
+) -> ControlFlow<()> {
+    if position.formation_outcome().is_some() {
+        return ControlFlow::Continue(());
+    }
+    let allowed = position.empty_cells() & !forbidden_cells(position);
+    if let Some((movers, targets)) = relocation(position, allowed) {
+        return visit(movers.count_ones(), targets);
+    }
+    let active = position.active(position.side_to_move());
+    let guards = active & !position.queens();
+    for (index, direction) in Direction::ALL.iter().enumerate() {
+        visit(
+            1,
+            shift(guards & STEP_SOURCES[index], *direction) & allowed & !THRONE,
+        )?;
+    }
+    for from in cells_of(active & position.queens()) {
+        visit(1, STEP_TARGETS[from.index()] & allowed)?;
+    }
+    ControlFlow::Continue(())
+}
+
 /// Whether the side to move has a legal move: without one it has lost. It
 /// stops at the first kind of move found, where counting would go on.
 #[inline]
 pub fn has_legal_move(position: &Position) -> bool {
-    if position.formation_outcome().is_some() {
-        return false;
-    }
-    let allowed = position.empty_cells() & !forbidden_cells(position);
-    if let Some((movers, targets)) = relocation(position, allowed) {
-        return movers != 0 && targets != 0;
-    }
-    let active = position.active(position.side_to_move());
-    let guards = active & !position.queens();
-    Direction::ALL.iter().enumerate().any(|(index, direction)| {
-        shift(guards & STEP_SOURCES[index], *direction) & allowed & !THRONE != 0
-    }) || cells_of(active & position.queens()).any(|from| STEP_TARGETS[from.index()] & allowed != 0)
+    visit_move_sets(position, |pieces, targets| {
+        if pieces != 0 && targets != 0 {
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
+        }
+    })
+    .is_break()
 }
 
 /// The number of legal moves, without listing them (perft's last ply).
 #[inline]
 pub fn count_legal(position: &Position) -> u64 {
-    if position.formation_outcome().is_some() {
-        return 0;
-    }
-    let us = position.side_to_move();
-    let allowed = position.empty_cells() & !forbidden_cells(position);
-    if let Some((movers, targets)) = relocation(position, allowed) {
-        return u64::from(movers.count_ones()) * u64::from(targets.count_ones());
-    }
-    let active = position.active(us);
-    let guards = active & !position.queens();
     let mut count = 0;
-    for (index, direction) in Direction::ALL.iter().enumerate() {
-        let targets = shift(guards & STEP_SOURCES[index], *direction) & allowed & !THRONE;
-        count += u64::from(targets.count_ones());
-    }
-    for from in cells_of(active & position.queens()) {
-        count += u64::from((STEP_TARGETS[from.index()] & allowed).count_ones());
-    }
+    let _ = visit_move_sets(position, |pieces, targets| {
+        count += u64::from(pieces) * u64::from(targets.count_ones());
+        ControlFlow::Continue(())
+    });
     count
 }
 
