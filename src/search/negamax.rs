@@ -1105,20 +1105,17 @@ impl<'a, 'h> Worker<'a, 'h> {
     /// The opponent's move that reached `ply`, when the counter-moves are
     /// on.
     fn counter_to(&self, ply: usize) -> Option<Move> {
-        self.shared
-            .tuning
-            .counter_moves
-            .then(|| self.played[ply])
-            .flatten()
+        self.move_into(ply, self.shared.tuning.counter_moves)
     }
 
     /// The move that reached `ply`, when the continuation history is on.
     fn previous_move(&self, ply: usize) -> Option<Move> {
-        self.shared
-            .tuning
-            .continuation_history
-            .then(|| self.played[ply])
-            .flatten()
+        self.move_into(ply, self.shared.tuning.continuation_history)
+    }
+
+    /// The move that reached `ply` (none after a pass), when `wanted`.
+    fn move_into(&self, ply: usize, wanted: bool) -> Option<Move> {
+        wanted.then(|| self.played[ply]).flatten()
     }
 
     /// The score at the horizon: the quiescence search, or the static
