@@ -433,6 +433,9 @@ impl<'a, 'h> Worker<'a, 'h> {
                 }
                 delta *= 2;
             }
+            // A later line may come out above an earlier one (the table
+            // knows more by then): the lines are reported best first.
+            self.root_moves[..=line].sort_by_key(|root_move| std::cmp::Reverse(root_move.score));
             if line == 0 {
                 *previous = self.root_moves[0].score;
             }
