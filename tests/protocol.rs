@@ -155,6 +155,33 @@ fn exactly_one_bestmove_per_go() {
     legal_bestmove(&all[3], &after);
 }
 
+/// With one line, the last `info` line before each `bestmove` starts with
+/// the move played: also after a search stopped inside a depth by its node
+/// limit, which plays a move proven better there and reports it first.
+#[test]
+fn the_last_info_line_starts_with_the_move_played() {
+    let mut agon = Agon::start(&[]);
+    let mut searches = 0;
+    for fen in perft_fens() {
+        for nodes in [1_500, 6_000, 25_000] {
+            agon.send(&format!("position fen {fen}\ngo nodes {nodes}"));
+            let lines = agon.lines_until(is_bestmove, PATIENCE);
+            let played = lines.last().unwrap().split(' ').nth(1).unwrap().to_string();
+            let Some(last_info) = lines
+                .iter()
+                .rev()
+                .find(|line| line.starts_with("info depth"))
+            else {
+                continue;
+            };
+            let pv = last_info.split(" pv ").nth(1).unwrap();
+            assert_eq!(pv.split(' ').next().unwrap(), played, "{fen}: {lines:?}");
+            searches += 1;
+        }
+    }
+    assert!(searches >= 12, "{searches} searches reported a line");
+}
+
 #[test]
 fn go_infinite_waits_for_stop() {
     let mut agon = Agon::start(&[]);

@@ -105,6 +105,8 @@ pub struct RootMove {
     pub score: i32,
     /// Exact or a bound.
     pub bound: Bound,
+    /// The depth of that search.
+    pub depth: i32,
     /// The line it starts.
     pub pv: Vec<Move>,
 }
@@ -290,6 +292,7 @@ impl<'a, 'h> Worker<'a, 'h> {
                 mv,
                 score: -INFINITY,
                 bound: Bound::Upper,
+                depth: 0,
                 pv: vec![mv],
             })
             .collect();
@@ -317,6 +320,22 @@ impl<'a, 'h> Worker<'a, 'h> {
             }
             self.shared.main_depth.store(depth, Ordering::Relaxed);
             if !self.iterate(depth as i32, lines, &mut previous) {
+                if lines == 1
+                    && let Some(line) = self.proven_in_part(depth as i32, &result)
+                {
+                    report(&SearchReport {
+                        depth,
+                        seldepth: self.seldepth as u32,
+                        multipv: 1,
+                        score: to_score(line.score),
+                        bound: line.bound,
+                        nodes: self.shared.total_nodes(),
+                        elapsed: self.shared.started.elapsed(),
+                        hashfull: self.shared.tt.hashfull(),
+                        pv: line.pv.clone(),
+                    });
+                    result.lines = vec![line];
+                }
                 break;
             }
             result = MainResult {
@@ -365,6 +384,22 @@ impl<'a, 'h> Worker<'a, 'h> {
         self.publish_nodes();
         self.shared.control.hold_answer(self.shared.limits);
         result
+    }
+
+    /// The move an iteration to `depth`, cut short, found better than the
+    /// best of the last completed one (`before`): it was searched to `depth`
+    /// and beat the old best's score at that depth, so it is the better
+    /// guess, where waiting for the iteration to end would have played it.
+    /// The time of an iteration cut short is then not lost, which matters
+    /// most when a move has only a few milliseconds.
+    fn proven_in_part(&self, depth: i32, before: &MainResult) -> Option<RootMove> {
+        let previous_best = before.lines.first()?.mv;
+        self.root_moves
+            .iter()
+            .filter(|line| line.depth == depth && line.score > -INFINITY)
+            .max_by_key(|line| line.score)
+            .filter(|line| line.mv != previous_best)
+            .cloned()
     }
 
     /// A helper thread's search: iterates until the main thread stops it.
@@ -465,6 +500,7 @@ impl<'a, 'h> Worker<'a, 'h> {
                 return best;
             }
             let entry = &mut self.root_moves[index];
+            entry.depth = depth;
             if index == first || score > alpha {
                 entry.score = score;
                 entry.bound = if score >= beta {

@@ -5,6 +5,7 @@ use super::*;
 use crate::rules::position::FormationOutcome;
 use crate::rules::{Color, GameResult, Position, START_FEN, legal_moves, parse_fen, parse_move};
 use crate::search::params;
+use rand::{Rng, SeedableRng};
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
@@ -345,6 +346,53 @@ fn node_and_depth_limits_are_exact() {
     assert_eq!(outcome.depth, 3);
 }
 
+/// A search cut short by its node limit plays a move its last, unfinished
+/// iteration proved better than the last finished one's best, and says so
+/// first: the last report is of that deeper search and starts with it.
+#[test]
+fn a_move_proven_better_in_an_unfinished_iteration_is_played() {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(23);
+    let mut switched = 0;
+    for _ in 0..12 {
+        let mut position = parse_fen(START_FEN).unwrap();
+        for _ in 0..rng.random_range(10..40) {
+            let moves = legal_moves(&position);
+            if moves.is_empty() {
+                break;
+            }
+            position = position.make_move(moves.as_slice()[rng.random_range(0..moves.len())]);
+        }
+        if legal_moves(&position).is_empty() {
+            continue;
+        }
+        for nodes in [3_000, 10_000, 30_000] {
+            let mut reports: Vec<SearchReport> = Vec::new();
+            let outcome = quick_engine().search(
+                &Game::new(position),
+                &SearchLimits {
+                    nodes: Some(nodes),
+                    ..SearchLimits::default()
+                },
+                &SearchControl::default(),
+                |report| reports.push(report.clone()),
+            );
+            let best = outcome.best.unwrap();
+            assert!(legal_moves(&position).iter().any(|&mv| mv == best));
+            let last = reports.last().unwrap();
+            assert_eq!(last.pv[0], best);
+            let finished = reports
+                .iter()
+                .rfind(|report| report.depth == outcome.depth)
+                .unwrap();
+            if finished.pv[0] != best {
+                assert_eq!(last.depth, outcome.depth + 1);
+                switched += 1;
+            }
+        }
+    }
+    assert!(switched > 0, "no unfinished iteration changed the move");
+}
+
 #[test]
 fn a_search_stopped_at_once_still_returns_a_legal_move() {
     let position = parse_fen(START_FEN).unwrap();
@@ -464,7 +512,9 @@ fn infinite_search_waits_for_stop() {
 
 #[test]
 fn with_two_threads_the_last_report_is_the_move_played() {
-    // Whichever thread's iteration decides, the last info line names it.
+    // Whichever thread's iteration decides, the last info line names it:
+    // the last completed depth, or the unfinished one after it where a
+    // move was proven better.
     let mut game = Game::new(parse_fen(START_FEN).unwrap());
     for text in ["f1f2", "f11f10"] {
         game.play_text(text).unwrap();
@@ -483,7 +533,13 @@ fn with_two_threads_the_last_report_is_the_move_played() {
         let outcome = engine.search(&game, &limits, &SearchControl::default(), |report| {
             last = Some((report.depth, report.pv[0]));
         });
-        assert_eq!(last, Some((outcome.depth, outcome.best.unwrap())));
+        let (depth, first) = last.unwrap();
+        assert_eq!(first, outcome.best.unwrap());
+        assert!(
+            depth == outcome.depth || depth == outcome.depth + 1,
+            "{depth} {}",
+            outcome.depth
+        );
     }
 }
 
