@@ -111,6 +111,40 @@ pub struct RootMove {
     pub pv: Vec<Move>,
 }
 
+/// What a node is expected to be, from its place in the tree: on the
+/// principal line, or off it and expected to fail high (a cut node, whose
+/// first move usually refutes) or low (an all node, every move searched).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Node {
+    Pv,
+    Cut,
+    All,
+}
+
+impl Node {
+    /// The node its first move leads to: off the principal line, a cut
+    /// node's first reply is expected to fail low, and an all node's to
+    /// refute.
+    fn first_child(self) -> Node {
+        match self {
+            Node::Pv => Node::Pv,
+            Node::Cut => Node::All,
+            Node::All => Node::Cut,
+        }
+    }
+
+    /// The node a null-window search at full depth leads to (of a later
+    /// move, or after a pass): below a cut node it is expected to fail low,
+    /// below any other to be cut off.
+    fn null_window_child(self) -> Node {
+        if self == Node::Cut {
+            Node::All
+        } else {
+            Node::Cut
+        }
+    }
+}
+
 /// Where the main thread's search ended.
 pub struct MainResult {
     /// The root moves of the last completed iteration, best first.
@@ -487,11 +521,11 @@ impl<'a, 'h> Worker<'a, 'h> {
             let child = root.make_move(mv);
             self.descend(0, &root, Some(mv));
             let score = if index == first {
-                -self.negamax(&child, depth - 1, -beta, -alpha, 1, true)
+                -self.negamax(&child, depth - 1, -beta, -alpha, 1, Node::Pv)
             } else {
-                let probe = -self.negamax(&child, depth - 1, -alpha - 1, -alpha, 1, false);
+                let probe = -self.negamax(&child, depth - 1, -alpha - 1, -alpha, 1, Node::Cut);
                 if probe > alpha && probe < beta {
-                    -self.negamax(&child, depth - 1, -beta, -alpha, 1, true)
+                    -self.negamax(&child, depth - 1, -beta, -alpha, 1, Node::Pv)
                 } else {
                     probe
                 }
@@ -615,7 +649,7 @@ impl<'a, 'h> Worker<'a, 'h> {
         alpha: i32,
         beta: i32,
         ply: usize,
-        pv_node: bool,
+        node: Node,
     ) -> i32 {
         self.pv_len[ply] = ply;
         if depth <= 0 {
@@ -647,7 +681,7 @@ impl<'a, 'h> Worker<'a, 'h> {
             return alpha;
         }
         self.enter(key);
-        let score = self.search_moves(position, depth, alpha, beta, ply, pv_node, None);
+        let score = self.search_moves(position, depth, alpha, beta, ply, node, None);
         self.leave();
         score
     }
@@ -663,9 +697,10 @@ impl<'a, 'h> Worker<'a, 'h> {
         mut alpha: i32,
         beta: i32,
         ply: usize,
-        pv_node: bool,
+        node: Node,
         excluded: Option<Move>,
     ) -> i32 {
+        let pv_node = node == Node::Pv;
         let key = position.key();
         let us = position.side_to_move();
         let tuning = self.shared.tuning;
@@ -760,7 +795,7 @@ impl<'a, 'h> Worker<'a, 'h> {
             }
             if may_pass
                 && static_eval >= beta
-                && let Some(score) = self.null_move_search(position, depth, beta, ply)
+                && let Some(score) = self.null_move_search(position, depth, beta, ply, node)
             {
                 return score;
             }
@@ -810,7 +845,7 @@ impl<'a, 'h> Worker<'a, 'h> {
                 singular_beta - 1,
                 singular_beta,
                 ply,
-                false,
+                if pv_node { Node::All } else { node },
                 Some(tt_move),
             );
             if self.shared.stopped() {
@@ -893,7 +928,7 @@ impl<'a, 'h> Worker<'a, 'h> {
                     -beta,
                     -alpha,
                     ply + 1,
-                    pv_node,
+                    node.first_child(),
                 )
             } else {
                 let reduction =
@@ -905,23 +940,41 @@ impl<'a, 'h> Worker<'a, 'h> {
                         } else {
                             0
                         };
-                        (base - i32::from(pv_node) - by_history).clamp(0, depth - 2)
+                        let expected_cut = if node == Node::Cut {
+                            params[Param::CutNodeReduction]
+                        } else {
+                            0
+                        };
+                        (base - i32::from(pv_node) + expected_cut - by_history).clamp(0, depth - 2)
                     } else {
                         0
                     };
+                // A reduced move is expected to fail low, so its reply to
+                // refute it.
                 let mut score = -self.negamax(
                     &child,
                     depth - 1 - reduction,
                     -alpha - 1,
                     -alpha,
                     ply + 1,
-                    false,
+                    if reduction > 0 {
+                        Node::Cut
+                    } else {
+                        node.null_window_child()
+                    },
                 );
                 if score > alpha && reduction > 0 {
-                    score = -self.negamax(&child, depth - 1, -alpha - 1, -alpha, ply + 1, false);
+                    score = -self.negamax(
+                        &child,
+                        depth - 1,
+                        -alpha - 1,
+                        -alpha,
+                        ply + 1,
+                        node.null_window_child(),
+                    );
                 }
                 if score > alpha && score < beta && pv_node {
-                    score = -self.negamax(&child, depth - 1, -beta, -alpha, ply + 1, true);
+                    score = -self.negamax(&child, depth - 1, -beta, -alpha, ply + 1, Node::Pv);
                 }
                 score
             };
@@ -1002,6 +1055,7 @@ impl<'a, 'h> Worker<'a, 'h> {
         depth: i32,
         beta: i32,
         ply: usize,
+        node: Node,
     ) -> Option<i32> {
         let params = &self.shared.tuning.params;
         let reduction =
@@ -1014,7 +1068,7 @@ impl<'a, 'h> Worker<'a, 'h> {
             -beta,
             -beta + 1,
             ply + 1,
-            false,
+            node.null_window_child(),
         );
         self.passed[ply + 1] = false;
         // A mate found after a pass is no proof of a mate.

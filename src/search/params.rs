@@ -116,6 +116,9 @@ params! {
     ReductionBase: 50, 0, 300, 12.0, 0.002;
     /// ...and the divisor of ln(depth) * ln(move index), in hundredths.
     ReductionDivisor: 225, 100, 600, 20.0, 0.002;
+    /// Late moves of a node expected to fail high (a cut node) are reduced
+    /// this many plies more.
+    CutNodeReduction: 0, 0, 3, 0.5, 0.002;
     /// With `Search HistoryReductions`, a quiet move is reduced a ply less
     /// per this much history score (a ply more per this much below zero).
     ReductionHistory: 512, 64, 16384, 64.0, 0.002, needs HISTORY_REDUCTION_SWITCH;

@@ -135,14 +135,15 @@ fn engine_with(switch_on: SwitchOn) -> Engine {
 
 /// Futility pruning, internal iterative reductions, reductions by history,
 /// the table in the quiescence search, the capture history, the table's
-/// bounds as the evaluation, razoring, counter-moves and singular
-/// extensions, off by default, still find every forced win, and each changes
+/// bounds as the evaluation, razoring, counter-moves, singular extensions
+/// and the cut nodes' extra reduction, off by default, still find every
+/// forced win, and each changes
 /// the search of a middle game or of an opening where captures are in the
 /// air, to the same depth: they act, and not on the moves that decide. The
-/// two that only cut make the middle game's smaller.
+/// three that only cut make the middle game's smaller.
 #[test]
 fn search_switches_keep_the_wins_and_change_the_tree() {
-    let switches: [(&str, SwitchOn, bool); 9] = [
+    let switches: [(&str, SwitchOn, bool); 10] = [
         ("futility", |tuning| tuning.futility = true, true),
         (
             "iterative reduction",
@@ -167,6 +168,11 @@ fn search_switches_keep_the_wins_and_change_the_tree() {
         ("table eval", |tuning| tuning.table_eval = true, false),
         ("razoring", |tuning| tuning.razoring = true, false),
         ("counter-moves", |tuning| tuning.counter_moves = true, false),
+        (
+            "cut-node reduction",
+            |tuning| tuning.params.values[params::Param::CutNodeReduction as usize] = 1,
+            true,
+        ),
         (
             "singular extensions",
             |tuning| {
