@@ -357,17 +357,7 @@ impl<'a, 'h> Worker<'a, 'h> {
                 if lines == 1
                     && let Some(line) = self.proven_in_part(depth as i32, &result)
                 {
-                    report(&SearchReport {
-                        depth,
-                        seldepth: self.seldepth as u32,
-                        multipv: 1,
-                        score: to_score(line.score),
-                        bound: line.bound,
-                        nodes: self.shared.total_nodes(),
-                        elapsed: self.shared.started.elapsed(),
-                        hashfull: self.shared.tt.hashfull(),
-                        pv: line.pv.clone(),
-                    });
+                    report(&self.line_report(depth, 1, &line));
                     result.lines = vec![line];
                 }
                 break;
@@ -382,17 +372,7 @@ impl<'a, 'h> Worker<'a, 'h> {
                 .control
                 .publish_best(best.mv, best.pv.get(1).copied());
             for (index, line) in self.root_moves.iter().take(lines).enumerate() {
-                report(&SearchReport {
-                    depth,
-                    seldepth: self.seldepth as u32,
-                    multipv: index as u32 + 1,
-                    score: to_score(line.score),
-                    bound: line.bound,
-                    nodes: self.shared.total_nodes(),
-                    elapsed: self.shared.started.elapsed(),
-                    hashfull: self.shared.tt.hashfull(),
-                    pv: line.pv.clone(),
-                });
+                report(&self.line_report(depth, index as u32 + 1, line));
             }
             let best = self.root_moves[0].score;
             let mate_found = limits
@@ -418,6 +398,21 @@ impl<'a, 'h> Worker<'a, 'h> {
         self.publish_nodes();
         self.shared.control.hold_answer(self.shared.limits);
         result
+    }
+
+    /// The report of `line`, searched to `depth`, as line `multipv`.
+    fn line_report(&self, depth: u32, multipv: u32, line: &RootMove) -> SearchReport {
+        SearchReport {
+            depth,
+            seldepth: self.seldepth as u32,
+            multipv,
+            score: to_score(line.score),
+            bound: line.bound,
+            nodes: self.shared.total_nodes(),
+            elapsed: self.shared.started.elapsed(),
+            hashfull: self.shared.tt.hashfull(),
+            pv: line.pv.clone(),
+        }
     }
 
     /// The move an iteration to `depth`, cut short, found better than the
