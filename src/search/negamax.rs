@@ -357,6 +357,9 @@ impl<'a, 'h> Worker<'a, 'h> {
                 if lines == 1
                     && let Some(line) = self.proven_in_part(depth as i32, &result)
                 {
+                    self.shared
+                        .control
+                        .publish_best(line.mv, line.pv.get(1).copied());
                     report(&self.line_report(depth, 1, &line));
                     result.lines = vec![line];
                 }
