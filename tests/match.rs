@@ -573,8 +573,12 @@ fn a_rerun_over_an_existing_state_is_refused_and_touches_nothing() {
         .collect();
     assert!(before == after, "a refused rerun changed the files");
 
-    // The same command with -resume auto continues where the run stopped.
-    let resumed = white_only_match(&dir, &["-state", state_arg, "-resume", "auto"]);
+    // The same command with -resume auto continues where the run stopped,
+    // also with more games at once.
+    let resumed = white_only_match(
+        &dir,
+        &["-state", state_arg, "-resume", "auto", "-concurrency", "2"],
+    );
     let resumed_text = stdout(&resumed);
     assert!(resumed.status.success(), "{resumed_text}");
     assert!(

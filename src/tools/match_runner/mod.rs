@@ -93,7 +93,7 @@ pub fn run(args: &[String]) -> Result<(), MatchError> {
     }
     let saved_args: Vec<String> = match &saved {
         Some(state) => state.args.clone(),
-        None => without_per_invocation(args),
+        None => options::without_per_invocation(args),
     };
     let seed = saved
         .as_ref()
@@ -144,7 +144,7 @@ fn existing_state(config: &MatchConfig, args: &[String]) -> Result<Option<SavedS
         .into());
     }
     let saved = SavedState::load(path)?;
-    if saved.args != without_per_invocation(args) || saved.shard(path)? != config.shard {
+    if saved.args != options::without_per_invocation(args) || saved.shard(path)? != config.shard {
         return Err(MatchError::content(
             path,
             "the state of another run (its command line or shard differs from this one's)",
@@ -213,21 +213,6 @@ fn clock_seed() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos() as u64)
-}
-
-/// The arguments minus options that must not follow the run into its state.
-fn without_per_invocation(args: &[String]) -> Vec<String> {
-    let mut kept = Vec::new();
-    let mut skipping = false;
-    for arg in args {
-        if arg.starts_with('-') {
-            skipping = options::is_per_invocation(arg);
-        }
-        if !skipping {
-            kept.push(arg.clone());
-        }
-    }
-    kept
 }
 
 /// The arguments given with `-resume` besides it (such as `-maxgames`).
@@ -731,12 +716,13 @@ mod tests {
 
     #[test]
     fn per_invocation_options_are_not_saved() {
-        let args: Vec<String> = "-engine cmd=a -maxgames 3 -games 4 -resume s.json -shard 1/2"
-            .split_whitespace()
-            .map(str::to_string)
-            .collect();
+        let args: Vec<String> =
+            "-engine cmd=a -maxgames 3 -games 4 -resume s.json -concurrency 2 -shard 1/2"
+                .split_whitespace()
+                .map(str::to_string)
+                .collect();
         assert_eq!(
-            without_per_invocation(&args),
+            options::without_per_invocation(&args),
             ["-engine", "cmd=a", "-games", "4"]
         );
     }

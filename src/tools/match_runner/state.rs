@@ -4,6 +4,7 @@
 //! stopped run resumes from it and `agon stats` merges shards from it.
 
 use super::error::MatchError;
+use super::options;
 use super::record::{GameRecord, RecordLengths};
 use super::schedule::Standing;
 use crate::tools::atomic_file::write_atomically;
@@ -54,7 +55,7 @@ impl SavedState {
     pub fn load(path: &Path) -> Result<SavedState, MatchError> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| MatchError::file(path, "read the state", e))?;
-        serde_json::from_str(&text).map_err(|e| {
+        let mut state: SavedState = serde_json::from_str(&text).map_err(|e| {
             let earlier = serde_json::from_str::<serde_json::Value>(&text)
                 .is_ok_and(|value| value.get("games").is_some());
             if earlier {
@@ -66,7 +67,11 @@ impl SavedState {
             } else {
                 MatchError::content(path, format!("not a match state ({e})"))
             }
-        })
+        })?;
+        // A state of an agon before `-concurrency` was per invocation
+        // still holds it; the run is the same without it.
+        state.args = options::without_per_invocation(&state.args);
+        Ok(state)
     }
 
     /// Replaces the state file whole (see `atomic_file`), so that a stop in

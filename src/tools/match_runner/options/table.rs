@@ -97,9 +97,9 @@ pub(super) const MATCH_OPTIONS: &[MatchOption] = &[
     MatchOption {
         name: "-concurrency",
         values: "N",
-        help: "games played at once",
+        help: "games played at once (may differ on resuming)",
         default: |c| Some(c.concurrency.to_string()),
-        per_invocation: false,
+        per_invocation: true,
         apply: |r, name, values| {
             r.config.concurrency = ranged(name, single(name, values)?, 1..=MAX_CONCURRENCY)?;
             Ok(())
@@ -478,8 +478,25 @@ pub(super) fn push_entry(text: &mut String, head: &str, help: &str, default: Opt
 }
 
 /// Whether `name` is an option given per invocation, not saved with a state.
-pub fn is_per_invocation(name: &str) -> bool {
+fn is_per_invocation(name: &str) -> bool {
     MATCH_OPTIONS
         .iter()
         .any(|option| option.per_invocation && option.name == name)
+}
+
+/// The arguments minus the options given per invocation: what identifies a
+/// run in its state, so that a run resumes under a different `-concurrency`
+/// or `-maxgames`.
+pub fn without_per_invocation(args: &[String]) -> Vec<String> {
+    let mut kept = Vec::new();
+    let mut skipping = false;
+    for arg in args {
+        if arg.starts_with('-') {
+            skipping = is_per_invocation(arg);
+        }
+        if !skipping {
+            kept.push(arg.clone());
+        }
+    }
+    kept
 }
