@@ -147,7 +147,7 @@ params! {
     ProgressMargin: 0, 0, 5000, 20.0, 0.002, needs PROGRESS_SWITCH;
     /// The soft time budget (no new iteration after it), percent of the
     /// optimum time per move.
-    TimeSoftPercent: 100, 20, 200, 6.0, 0.002;
+    TimeSoftPercent: 140, 20, 200, 6.0, 0.002;
     /// The hard time budget (stop at once), percent of the optimum.
     TimeHardPercent: 400, 100, 1000, 30.0, 0.002;
     /// The share of the increment counted into the optimum, percent.

@@ -302,7 +302,7 @@ mod tests {
         // 60 s over 30 moves plus three quarters of the increment, less the
         // overhead of this move.
         assert_eq!(b.hard, ms(4 * 2720));
-        assert_eq!(b.soft, ms(2720));
+        assert_eq!(b.soft, ms(3808));
     }
 
     #[test]
