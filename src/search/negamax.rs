@@ -943,7 +943,13 @@ impl<'a, 'h> Worker<'a, 'h> {
                         } else {
                             0
                         };
-                        (base - i32::from(pv_node) + expected_cut - by_history).clamp(0, depth - 2)
+                        let refuted_a_sibling = if self.killers.contains(ply, mv) {
+                            params[Param::KillerReduction]
+                        } else {
+                            0
+                        };
+                        (base - i32::from(pv_node) + expected_cut - refuted_a_sibling - by_history)
+                            .clamp(0, depth - 2)
                     } else {
                         0
                     };

@@ -142,6 +142,11 @@ impl Killers {
         }
     }
 
+    /// Whether `mv` is one of the killers of `ply`.
+    pub(crate) fn contains(&self, ply: usize, mv: Move) -> bool {
+        self.slots[ply].contains(&Some(mv))
+    }
+
     fn rank(&self, ply: usize, mv: Move) -> Option<i32> {
         let slot = &self.slots[ply];
         if slot[0] == Some(mv) {

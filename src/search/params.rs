@@ -119,6 +119,9 @@ params! {
     /// Late moves of a node expected to fail high (a cut node) are reduced
     /// this many plies more.
     CutNodeReduction: 0, 0, 3, 0.5, 0.002;
+    /// A killer move (a quiet move that refuted a sibling) is reduced this
+    /// many plies less than other late moves.
+    KillerReduction: 0, 0, 3, 0.5, 0.002;
     /// With `Search HistoryReductions`, a quiet move is reduced a ply less
     /// per this much history score (a ply more per this much below zero).
     ReductionHistory: 512, 64, 16384, 64.0, 0.002, needs HISTORY_REDUCTION_SWITCH;

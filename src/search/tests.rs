@@ -143,7 +143,7 @@ fn engine_with(switch_on: SwitchOn) -> Engine {
 /// three that only cut make the middle game's smaller.
 #[test]
 fn search_switches_keep_the_wins_and_change_the_tree() {
-    let switches: [(&str, SwitchOn, bool); 10] = [
+    let switches: [(&str, SwitchOn, bool); 11] = [
         ("futility", |tuning| tuning.futility = true, true),
         (
             "iterative reduction",
@@ -172,6 +172,11 @@ fn search_switches_keep_the_wins_and_change_the_tree() {
             "cut-node reduction",
             |tuning| tuning.params.values[params::Param::CutNodeReduction as usize] = 1,
             true,
+        ),
+        (
+            "killer reduction",
+            |tuning| tuning.params.values[params::Param::KillerReduction as usize] = 1,
+            false,
         ),
         (
             "singular extensions",
