@@ -217,17 +217,7 @@ fn clock_seed() -> u64 {
 
 /// The arguments given with `-resume` besides it (such as `-maxgames`).
 fn strip_resume(args: &[String]) -> Vec<String> {
-    let mut kept = Vec::new();
-    let mut skipping = false;
-    for arg in args {
-        if arg.starts_with('-') {
-            skipping = arg == "-resume" || arg == "-shard";
-        }
-        if !skipping {
-            kept.push(arg.clone());
-        }
-    }
-    kept
+    options::without_options(args, |name| name == "-resume" || name == "-shard")
 }
 
 /// Set by Ctrl-C; shared by every run in the process.

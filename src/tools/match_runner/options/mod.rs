@@ -11,7 +11,7 @@ mod tests;
 mod values;
 
 pub use config::*;
-pub use table::{usage, without_per_invocation};
+pub use table::{usage, without_options, without_per_invocation};
 pub use values::openings_seed;
 
 use std::fmt;

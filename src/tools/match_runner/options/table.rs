@@ -488,11 +488,17 @@ fn is_per_invocation(name: &str) -> bool {
 /// run in its state, so that a run resumes under a different `-concurrency`
 /// or `-maxgames`.
 pub fn without_per_invocation(args: &[String]) -> Vec<String> {
+    without_options(args, is_per_invocation)
+}
+
+/// The arguments minus every option whose name `dropped` accepts, with
+/// the values that follow it.
+pub fn without_options(args: &[String], dropped: impl Fn(&str) -> bool) -> Vec<String> {
     let mut kept = Vec::new();
     let mut skipping = false;
     for arg in args {
         if arg.starts_with('-') {
-            skipping = is_per_invocation(arg);
+            skipping = dropped(arg);
         }
         if !skipping {
             kept.push(arg.clone());
