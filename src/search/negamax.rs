@@ -943,11 +943,13 @@ impl<'a, 'h> Worker<'a, 'h> {
                         } else {
                             0
                         };
-                        let refuted_a_sibling = if self.killers.contains(ply, mv) {
-                            params[Param::KillerReduction]
-                        } else {
-                            0
-                        };
+                        let killer_reduction = params[Param::KillerReduction];
+                        let refuted_a_sibling =
+                            if killer_reduction != 0 && self.killers.contains(ply, mv) {
+                                killer_reduction
+                            } else {
+                                0
+                            };
                         (base - i32::from(pv_node) + expected_cut - refuted_a_sibling - by_history)
                             .clamp(0, depth - 2)
                     } else {
