@@ -5,6 +5,7 @@
 
 mod correction;
 pub mod eval;
+mod eval_cache;
 mod negamax;
 pub mod nnue;
 mod ordering;

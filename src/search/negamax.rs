@@ -277,6 +277,7 @@ impl<'a, 'h> Worker<'a, 'h> {
             others: 0,
         });
         let null = Move::new(crate::rules::Cell::THRONE, crate::rules::Cell::THRONE);
+        history.evals.prepare(&shared.tuning);
         Worker {
             shared,
             id,
@@ -1123,10 +1124,15 @@ impl<'a, 'h> Worker<'a, 'h> {
     /// `ProgressBehindPercent` of that: a faded disadvantage draws it to
     /// keep the position closed when behind.
     fn evaluate(&mut self, position: &Position, ply: usize) -> i32 {
-        let score = match &mut self.accumulators {
-            Some(stack) => stack.evaluate(ply),
-            None => evaluate(position, &self.shared.tuning.eval_percent),
-        };
+        let key = position.key();
+        let score = self.history.evals.get(key).unwrap_or_else(|| {
+            let score = match &mut self.accumulators {
+                Some(stack) => stack.evaluate(ply),
+                None => evaluate(position, &self.shared.tuning.eval_percent),
+            };
+            self.history.evals.store(key, score);
+            score
+        });
         if !self.shared.fades_without_progress {
             return score;
         }

@@ -28,6 +28,8 @@ const HISTORY_LIMIT: i32 = 16_384;
 pub(crate) struct History {
     /// What the thread's searches found the static evaluation off by.
     pub(crate) correction: super::correction::Correction,
+    /// The static evaluations the thread has computed.
+    pub(crate) evals: super::eval_cache::EvalCache,
     by_move: Vec<i32>,
     by_reply: Vec<i32>,
     by_capture: Vec<i32>,
@@ -39,6 +41,7 @@ impl History {
     pub(crate) fn new() -> History {
         History {
             correction: super::correction::Correction::new(),
+            evals: super::eval_cache::EvalCache::new(),
             by_move: vec![0; 2 * GRID_SLOTS * GRID_SLOTS],
             by_reply: vec![0; 2 * GRID_SLOTS * GRID_SLOTS],
             by_capture: vec![0; 2 * GRID_SLOTS * GRID_SLOTS],
