@@ -203,6 +203,10 @@ static OPTIONS: LazyLock<Vec<OptionSpec>> = LazyLock::new(|| {
             Kind::Check(|s| &mut s.engine.tuning.quiescence_table),
         ),
         developer(
+            "Search QuiescenceThreats",
+            Kind::Check(|s| &mut s.engine.tuning.quiescence_threats),
+        ),
+        developer(
             "Search NullMove",
             Kind::Check(|s| &mut s.engine.tuning.null_move),
         ),

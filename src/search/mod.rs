@@ -225,6 +225,9 @@ pub(crate) struct Tuning {
     pub quiescence: bool,
     /// Probe and store the transposition table in the quiescence search.
     pub quiescence_table: bool,
+    /// The quiescence search's first ply also tries the quiet moves that
+    /// threaten to complete the formation, as chess engines try checks.
+    pub quiescence_threats: bool,
     /// Null-move pruning: a node whose opponent cannot catch up even
     /// with a free move is cut off after a reduced search.
     pub null_move: bool,
@@ -305,6 +308,7 @@ impl Default for Tuning {
             aspiration: true,
             quiescence: true,
             quiescence_table: false,
+            quiescence_threats: true,
             null_move: true,
             static_pruning: true,
             futility: false,

@@ -15,7 +15,7 @@ use super::{
     Bound, INFINITY, MATE, MATE_BOUND, MAX_PLY, SearchControl, SearchLimits, SearchReport, Tuning,
     to_score,
 };
-use crate::rules::geometry::THRONE_RING;
+use crate::rules::geometry::{Bitboard, RINGS, THRONE_RING};
 use crate::rules::movegen::{generate_legal, generate_legal_to};
 use crate::rules::position::FormationOutcome;
 use crate::rules::{Move, MoveList, Position, has_legal_move, legal_moves};
@@ -1304,6 +1304,9 @@ impl<'a, 'h> Worker<'a, 'h> {
             // A step within the ring onto the gap opens another: no win.
             let kept = gather(slice, wins_end, |mv| captures & mv.to().bit() != 0);
             candidates.truncate(kept);
+            if depth == 0 && self.shared.tuning.quiescence_threats {
+                add_threats(position, winning | captures, &mut candidates);
+            }
         }
         if candidates.is_empty() {
             return if threatened || !has_legal_move(position) {
@@ -1398,6 +1401,31 @@ fn bound_of(best: i32, alpha: i32, beta: i32) -> Bound {
 
 /// Swaps the moves of `moves[start..]` that `keep` accepts to the front of
 /// that range and returns where they end.
+/// Appends to `candidates` the quiet moves of `position` (those not to a
+/// cell of `taken`, already searched) after which the side to move
+/// threatens to complete the formation: this game's checks, which the
+/// reply must answer. Only a side with four guards or more around the
+/// throne can make one in a move, and only by a move that ends within two
+/// steps of the throne: onto it, into its ring, or next to the ring's gap.
+fn add_threats(position: &Position, taken: Bitboard, candidates: &mut MoveList) {
+    let us = position.side_to_move();
+    let around = position.active(us) & !position.queens() & THRONE_RING;
+    if around.count_ones() < 4 || has_win_threat(position, us) {
+        return;
+    }
+    let mut quiet = MoveList::default();
+    generate_legal_to(
+        position,
+        (RINGS[0] | RINGS[1] | RINGS[2]) & !taken,
+        &mut quiet,
+    );
+    for &mv in quiet.iter() {
+        if has_win_threat(&position.make_move(mv), us) {
+            candidates.push(mv);
+        }
+    }
+}
+
 fn gather(moves: &mut [Move], start: usize, keep: impl Fn(Move) -> bool) -> usize {
     let mut end = start;
     for index in start..moves.len() {

@@ -133,6 +133,18 @@ fn engine_with(switch_on: SwitchOn) -> Engine {
     engine
 }
 
+/// An engine with one developer switch turned on and the quiescence
+/// search's formation threats off: they see the races of the tests below
+/// on their own (`threats_in_the_quiescence_search_see_a_race_sooner`),
+/// which would hide what the other rules do.
+fn engine_without_threats(switch_on: SwitchOn) -> Engine {
+    let mut engine = engine_with(switch_on);
+    let mut options = engine.options();
+    options.tuning.quiescence_threats = false;
+    engine.set_options(options);
+    engine
+}
+
 /// Futility pruning, internal iterative reductions, reductions by history,
 /// the table in the quiescence search, the capture history, the table's
 /// bounds as the evaluation, razoring, counter-moves, singular extensions
@@ -196,12 +208,15 @@ fn search_switches_keep_the_wins_and_change_the_tree() {
             search_to(engine, &opening, 10).nodes,
         )
     };
-    let plain = nodes_of(&mut quick_engine());
+    // The middle game is a race, where the quiescence search's threats
+    // multiply the nodes of some switches' trees: each switch is measured
+    // on the tree without them.
+    let plain = nodes_of(&mut engine_without_threats(|_| {}));
     for (name, switch_on, only_cuts) in switches {
         for (fen, moves) in [(MATE_IN_1, 1), (MATE_IN_2, 2), (MATE_IN_3, 3)] {
             assert_keeps_the_win(&mut engine_with(switch_on), fen, moves);
         }
-        let nodes = nodes_of(&mut engine_with(switch_on));
+        let nodes = nodes_of(&mut engine_without_threats(switch_on));
         let acts = if only_cuts {
             nodes.0 < plain.0
         } else {
@@ -240,20 +255,34 @@ fn a_pass_does_not_hide_a_race_to_the_formation() {
     for (fen, moves) in THRONE_RACES {
         let game = Game::new(parse_fen(fen).unwrap());
         let depth = 2 * moves as u32 - 2;
-        let seen = search_to(&mut quick_engine(), &game, depth).score;
+        let seen = search_to(&mut engine_without_threats(|_| {}), &game, depth).score;
         assert_eq!(seen, Score::Mate(moves), "{fen}");
         // Nor does a rising evaluation, which would let reverse futility
         // cut the defender's node.
         let improving = |tuning: &mut Tuning| tuning.improving = true;
-        let seen = search_to(&mut engine_with(improving), &game, depth).score;
+        let seen = search_to(&mut engine_without_threats(improving), &game, depth).score;
         assert_eq!(seen, Score::Mate(moves), "{fen} with Search Improving");
-        let hidden = search_to(&mut engine_with(passing_allowed), &game, depth).score;
+        let hidden = search_to(&mut engine_without_threats(passing_allowed), &game, depth).score;
         assert_ne!(
             hidden,
             Score::Mate(moves),
             "{fen}: found with passes allowed"
         );
     }
+}
+
+/// `Search QuiescenceThreats`: the quiescence search tries
+/// the steps that threaten the formation, and the reply must answer them,
+/// so the winner of a race sees its win two plies sooner than without.
+#[test]
+fn threats_in_the_quiescence_search_see_a_race_sooner() {
+    let (fen, moves) = THRONE_RACES[0];
+    let game = Game::new(parse_fen(fen).unwrap());
+    let depth = 2 * moves as u32 - 4;
+    let seen = search_to(&mut quick_engine(), &game, depth).score;
+    assert_eq!(seen, Score::Mate(moves));
+    let hidden = search_to(&mut engine_without_threats(|_| {}), &game, depth).score;
+    assert_ne!(hidden, Score::Mate(moves), "found without the threats");
 }
 
 /// Two of the races of docs/throne-races-10s.txt that the static evaluation
@@ -283,7 +312,7 @@ fn the_race_rules_see_through_the_static_evaluation_and_reduced_ring_steps() {
     }
     for fen in RING_RACES {
         let game = Game::new(parse_fen(fen).unwrap());
-        let seen = search_to(&mut engine_with(both), &game, 7).score;
+        let seen = search_to(&mut engine_without_threats(both), &game, 7).score;
         assert_eq!(seen, Score::Mate(5), "{fen}");
         for (name, one_rule) in [
             (
@@ -293,7 +322,7 @@ fn the_race_rules_see_through_the_static_evaluation_and_reduced_ring_steps() {
             ("only RingStepThroneGuards", full_ring_steps),
             ("neither", |_: &mut Tuning| {}),
         ] {
-            let hidden = search_to(&mut engine_with(one_rule), &game, 7).score;
+            let hidden = search_to(&mut engine_without_threats(one_rule), &game, 7).score;
             assert_ne!(hidden, Score::Mate(5), "{fen}: found with {name}");
         }
     }

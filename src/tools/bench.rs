@@ -34,6 +34,14 @@ const SUITE_FENS: [&str; 16] = [
     "q4G/7/8/9/10/11/10/5Gg2/4g3/G4g1/g4Q w",
 ];
 
+/// Races to the formation from match games, a side with four or more
+/// guards around its queen on the throne: the positions where the search
+/// tries the steps that threaten the formation (`Search QuiescenceThreats`).
+const RACE_FENS: [&str; 2] = [
+    "6/7/8/2G2g3/2g2G4/3gGQGq3/4GGg3/3g5/5g2/7/6 b 46",
+    "6/7/3G4/1G1Gg4/2g7/4gqg1G2/6Q3/3gg4/2G5/2G4/6 w 45",
+];
+
 /// How many positions are reached by playing from the start.
 const PLAYED_COUNT: u64 = 14;
 
@@ -60,6 +68,7 @@ pub fn bench_fens() -> Vec<String> {
     let mut fens = vec![START_FEN.to_string()];
     fens.extend(SUITE_FENS.iter().map(|fen| fen.to_string()));
     fens.extend((1..=PLAYED_COUNT).map(|seed| played_position(seed, 6 + 3 * seed as u32)));
+    fens.extend(RACE_FENS.iter().map(|fen| fen.to_string()));
     fens
 }
 
