@@ -1399,8 +1399,6 @@ fn bound_of(best: i32, alpha: i32, beta: i32) -> Bound {
     }
 }
 
-/// Swaps the moves of `moves[start..]` that `keep` accepts to the front of
-/// that range and returns where they end.
 /// Appends to `candidates` the quiet moves of `position` (those not to a
 /// cell of `taken`, already searched) after which the side to move
 /// threatens to complete the formation: this game's checks, which the
@@ -1426,6 +1424,8 @@ fn add_threats(position: &Position, taken: Bitboard, candidates: &mut MoveList) 
     }
 }
 
+/// Swaps the moves of `moves[start..]` that `keep` accepts to the front of
+/// that range and returns where they end.
 fn gather(moves: &mut [Move], start: usize, keep: impl Fn(Move) -> bool) -> usize {
     let mut end = start;
     for index in start..moves.len() {
