@@ -212,6 +212,9 @@ pub(crate) const RINGS: [Bitboard; 6] = [
 
 /// The six cells around the throne, where the winning formation stands.
 pub(crate) const THRONE_RING: Bitboard = RINGS[1];
+/// The cells within two steps of the throne: the throne, its ring and the
+/// next, where the race to the formation is fought.
+pub(crate) const NEAR_THRONE: Bitboard = RINGS[0] | RINGS[1] | RINGS[2];
 /// The outer ring, where captured guards are relocated.
 pub const OUTER_RING: Bitboard = RINGS[5];
 /// The throne as a set.

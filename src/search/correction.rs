@@ -2,7 +2,7 @@
 //! kept for each side to move and each arrangement of the pieces near the
 //! throne, and added to later static evaluations of the same arrangement.
 
-use crate::rules::geometry::{Bitboard, RINGS};
+use crate::rules::geometry::{Bitboard, NEAR_THRONE};
 use crate::rules::{Color, Position, split_mix};
 
 /// Entries per side to move.
@@ -15,10 +15,6 @@ const LIMIT: i32 = 150;
 const WEIGHT_SCALE: i32 = 256;
 /// Weight no single result beyond this.
 const MAX_WEIGHT: i32 = 16;
-/// The cells whose contents choose the entry: the throne and the two rings
-/// around it, where the race to the formation is fought.
-const NEIGHBOURHOOD: Bitboard = RINGS[0] | RINGS[1] | RINGS[2];
-
 /// The learned corrections of one search thread.
 pub(crate) struct Correction {
     entries: Vec<i32>,
@@ -48,10 +44,10 @@ impl Correction {
 }
 
 /// The entry of `position`: its side to move and a hash of the
-/// neighbourhood's contents.
+/// contents of the cells near the throne.
 fn slot(position: &Position) -> usize {
     let fold = |cells: Bitboard, salt: u64| {
-        let cells = cells & NEIGHBOURHOOD;
+        let cells = cells & NEAR_THRONE;
         split_mix((cells as u64) ^ ((cells >> 64) as u64).rotate_left(29) ^ salt)
     };
     let key = fold(position.pieces(Color::White), 1)

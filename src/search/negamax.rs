@@ -15,7 +15,7 @@ use super::{
     Bound, INFINITY, MATE, MATE_BOUND, MAX_PLY, SearchControl, SearchLimits, SearchReport, Tuning,
     to_score,
 };
-use crate::rules::geometry::{Bitboard, RINGS, THRONE_RING};
+use crate::rules::geometry::{Bitboard, NEAR_THRONE, THRONE_RING};
 use crate::rules::movegen::{generate_legal, generate_legal_to};
 use crate::rules::position::FormationOutcome;
 use crate::rules::{Move, MoveList, Position, has_legal_move, legal_moves};
@@ -1412,11 +1412,7 @@ fn add_threats(position: &Position, taken: Bitboard, candidates: &mut MoveList) 
         return;
     }
     let mut quiet = MoveList::default();
-    generate_legal_to(
-        position,
-        (RINGS[0] | RINGS[1] | RINGS[2]) & !taken,
-        &mut quiet,
-    );
+    generate_legal_to(position, NEAR_THRONE & !taken, &mut quiet);
     for &mv in quiet.iter() {
         if has_win_threat(&position.make_move(mv), us) {
             candidates.push(mv);

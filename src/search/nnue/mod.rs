@@ -7,7 +7,7 @@ pub mod simd;
 mod stack;
 
 use crate::rules::dense::{dense, turned};
-use crate::rules::geometry::{Bitboard, CELL_COUNT, RINGS};
+use crate::rules::geometry::{CELL_COUNT, NEAR_THRONE};
 use crate::rules::{Cell, Color, Kind, Piece, Position};
 use simd::{Level, Pending};
 pub use stack::AccumulatorStack;
@@ -48,9 +48,6 @@ pub const PARAMETERS: usize = INPUTS * HIDDEN + HIDDEN + BUCKETS * (2 * HIDDEN +
 pub const FILE_SIZE: usize = HEADER + 2 * (PARAMETERS - BUCKETS) + 4 * BUCKETS;
 /// Bytes of a network file of the first format (still read, never written).
 pub const FILE_SIZE_V1: usize = HEADER_V1 + 2 * (INPUTS * HIDDEN + HIDDEN + 2 * HIDDEN) + 4;
-/// The cells within two steps of the throne: the throne, its ring and the
-/// next.
-const NEAR_THRONE: Bitboard = RINGS[0] | RINGS[1] | RINGS[2];
 /// Most inputs active in one view at once: a position has at most 16
 /// pieces (the records' bound; the game has 14).
 pub const MAX_ACTIVE: usize = 16;
