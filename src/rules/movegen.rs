@@ -36,11 +36,6 @@ impl MoveList {
         self.len += 1;
     }
 
-    /// Keeps only the first `len` moves.
-    pub(crate) fn truncate(&mut self, len: usize) {
-        self.len = self.len.min(len);
-    }
-
     /// The moves as a slice.
     pub fn as_slice(&self) -> &[Move] {
         &self.moves[..self.len]

@@ -554,6 +554,63 @@ mod tests {
     }
 
     #[test]
+    fn only_a_capture_answers_a_threat_to_complete_the_formation() {
+        use crate::rules::{legal_moves, to_fen};
+        use rand::rngs::StdRng;
+        use rand::{Rng, SeedableRng};
+        // Random games from the throne races of real matches reach many
+        // positions in which one side threatens to complete the formation.
+        let races = include_str!("../../docs/throne-races.txt");
+        let starts: Vec<Position> = races
+            .lines()
+            .map(|line| line.split('#').next().unwrap().trim())
+            .filter(|line| !line.is_empty())
+            .map(|fen| parse_fen(fen).unwrap())
+            .collect();
+        let mut rng = StdRng::seed_from_u64(7);
+        let (mut threatened, mut answered, mut left) = (0, 0, 0);
+        for start in &starts {
+            for _ in 0..40 {
+                let mut position = *start;
+                for _ in 0..12 {
+                    if position.formation_outcome().is_some() {
+                        break;
+                    }
+                    let moves = legal_moves(&position);
+                    let moves = moves.as_slice();
+                    if moves.is_empty() {
+                        break;
+                    }
+                    let us = position.side_to_move();
+                    if has_win_threat(&position, !us) {
+                        threatened += 1;
+                        let captures = capture_cells(&position, us);
+                        for &mv in moves.iter() {
+                            let child = position.make_move(mv);
+                            if captures & mv.to().bit() != 0 {
+                                answered += usize::from(!has_win_threat(&child, !us));
+                            } else {
+                                left += 1;
+                                assert!(
+                                    has_win_threat(&child, !us),
+                                    "{mv} answers the threat in {} without a capture",
+                                    to_fen(&position)
+                                );
+                            }
+                        }
+                    }
+                    position = position.make_move(moves[rng.random_range(0..moves.len())]);
+                }
+            }
+        }
+        assert!(threatened >= 100, "{threatened} threatened positions");
+        assert!(
+            answered > 0 && left > answered,
+            "{answered} captures answer, {left} other moves"
+        );
+    }
+
+    #[test]
     fn capture_cells_need_an_own_piece_beyond_the_enemy() {
         let position = parse_fen("6/7/8/9/10/3Gg6/10/9/8/7/q5 w").unwrap();
         let cells: Vec<String> = cells_of(capture_cells(&position, Color::White))

@@ -3,11 +3,9 @@
 //! formation moves, and the game's endings, repetitions and mate distances
 //! checked at every node.
 
-use super::eval::{
-    capture_cells, evaluate, guards_around_held_throne, has_win_threat, winning_cells,
-};
+use super::eval::{capture_cells, evaluate, guards_around_held_throne, has_win_threat};
 use super::nnue::AccumulatorStack;
-use super::ordering::{History, Killers, OrderedMoves, is_winning, steps_to_throne};
+use super::ordering::{History, Killers, OrderedMoves, steps_to_throne};
 use super::params::{Param, Params};
 use super::time::TimeManager;
 use super::tt::TranspositionTable;
@@ -1255,6 +1253,11 @@ impl<'a, 'h> Worker<'a, 'h> {
         if ply >= MAX_PLY {
             return self.evaluate(position, ply);
         }
+        // A side that can complete the formation wins with its next move,
+        // whatever the evaluation says.
+        if has_win_threat(position, position.side_to_move()) {
+            return MATE - ply as i32 - 1;
+        }
         let hit = if self.shared.tuning.quiescence_table {
             self.probe(position.key(), ply)
         } else {
@@ -1267,7 +1270,7 @@ impl<'a, 'h> Worker<'a, 'h> {
         }
         let original_alpha = alpha;
         // A threat to complete the formation is this game's check: standing
-        // pat would ignore it, so every move is tried instead (near the
+        // pat would ignore it, so the side must capture or lose (near the
         // horizon only).
         let threatened =
             depth < QUIESCENCE_EVASION_DEPTH && has_win_threat(position, !position.side_to_move());
@@ -1291,26 +1294,22 @@ impl<'a, 'h> Worker<'a, 'h> {
                 best
             };
         }
+        // A winning move would have ended the search above, and a threat is
+        // answered only by a capture: no piece may step into the gap, which
+        // lies between the guard that would enter it and the queen or a
+        // guard of the ring.
         let mut candidates = MoveList::default();
-        if threatened {
-            generate_legal(position, &mut candidates);
-        } else {
-            // Formation-completing moves first, then captures.
-            let winning = winning_cells(position, position.side_to_move());
-            let captures = capture_cells(position, position.side_to_move());
-            generate_legal_to(position, winning | captures, &mut candidates);
-            let slice = candidates.as_mut_slice();
-            let wins_end = gather(slice, 0, |mv| is_winning(winning, mv));
-            // A step within the ring onto the gap opens another: no win.
-            let kept = gather(slice, wins_end, |mv| captures & mv.to().bit() != 0);
-            candidates.truncate(kept);
-            if depth == 0 && self.shared.tuning.quiescence_threats {
-                add_threats(position, winning | captures, &mut candidates);
-            }
+        let captures = capture_cells(position, position.side_to_move());
+        generate_legal_to(position, captures, &mut candidates);
+        if !threatened && depth == 0 && self.shared.tuning.quiescence_threats {
+            add_threats(position, captures, &mut candidates);
         }
         if candidates.is_empty() {
-            return if threatened || !has_legal_move(position) {
+            return if !has_legal_move(position) {
                 -MATE + ply as i32
+            } else if threatened {
+                // Its move leaves the threat standing, whatever it plays.
+                -MATE + ply as i32 + 2
             } else {
                 best
             };
@@ -1408,7 +1407,7 @@ fn bound_of(best: i32, alpha: i32, beta: i32) -> Bound {
 fn add_threats(position: &Position, taken: Bitboard, candidates: &mut MoveList) {
     let us = position.side_to_move();
     let around = position.active(us) & !position.queens() & THRONE_RING;
-    if around.count_ones() < 4 || has_win_threat(position, us) {
+    if around.count_ones() < 4 {
         return;
     }
     let mut quiet = MoveList::default();
@@ -1418,19 +1417,6 @@ fn add_threats(position: &Position, taken: Bitboard, candidates: &mut MoveList) 
             candidates.push(mv);
         }
     }
-}
-
-/// Swaps the moves of `moves[start..]` that `keep` accepts to the front of
-/// that range and returns where they end.
-fn gather(moves: &mut [Move], start: usize, keep: impl Fn(Move) -> bool) -> usize {
-    let mut end = start;
-    for index in start..moves.len() {
-        if keep(moves[index]) {
-            moves.swap(end, index);
-            end += 1;
-        }
-    }
-    end
 }
 
 /// The score of a finished position for its side to move at `ply`, if the
