@@ -560,13 +560,7 @@ mod tests {
         use rand::{Rng, SeedableRng};
         // Random games from the throne races of real matches reach many
         // positions in which one side threatens to complete the formation.
-        let races = include_str!("../../docs/throne-races.txt");
-        let starts: Vec<Position> = races
-            .lines()
-            .map(|line| line.split('#').next().unwrap().trim())
-            .filter(|line| !line.is_empty())
-            .map(|fen| parse_fen(fen).unwrap())
-            .collect();
+        let starts = crate::search::throne_race_positions();
         let mut rng = StdRng::seed_from_u64(7);
         let (mut threatened, mut answered, mut left) = (0, 0, 0);
         for start in &starts {

@@ -23,6 +23,17 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 use tt::TranspositionTable;
 
+/// The positions of docs/throne-races.txt (races to the formation from
+/// match games), for the tests of every layer that treats them apart.
+#[cfg(test)]
+pub(crate) fn throne_race_positions() -> Vec<crate::rules::Position> {
+    include_str!("../../docs/throne-races.txt")
+        .lines()
+        .filter(|line| !line.starts_with('#') && !line.trim().is_empty())
+        .map(|fen| crate::rules::parse_fen(fen).unwrap())
+        .collect()
+}
+
 /// A score from the side to move's point of view.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) enum Score {

@@ -994,11 +994,7 @@ mod tests {
     /// that holds the throne; `--stats` adds up their scores and results.
     #[test]
     fn stats_count_the_throne_races_against_the_side_to_move() {
-        let races: Vec<Position> = include_str!("../../docs/throne-races.txt")
-            .lines()
-            .filter(|line| !line.starts_with('#') && !line.trim().is_empty())
-            .map(|line| crate::rules::parse_fen(line).unwrap())
-            .collect();
+        let races = crate::search::throne_race_positions();
         assert_eq!(races.len(), 28);
         assert!(!is_throne_race(&start_position()));
         assert!(

@@ -936,17 +936,13 @@ mod tests {
     /// position the common one; a race's target is then its result alone.
     #[test]
     fn throne_races_take_their_own_result_weight() {
-        let race_fen = include_str!("../../docs/throne-races.txt")
-            .lines()
-            .find(|line| !line.starts_with('#') && !line.trim().is_empty())
-            .unwrap();
         let record = |position: Position| Record {
             position,
             score: 300,
             ply: 40,
             result: 0,
         };
-        let race = record(parse_fen(race_fen).unwrap());
+        let race = record(crate::search::throne_race_positions()[0]);
         let other = record(parse_fen(&bench_fens()[0]).unwrap());
         let mut settings = TrainSettings {
             epochs: 1,
