@@ -24,15 +24,25 @@ fn nnue(c: &mut Criterion) {
 
     c.bench_function("nnue accumulator update (step)", |b| {
         b.iter(|| {
-            let mut next = accumulator;
-            next.update(network, black_box(&position), black_box(&step));
+            let mut next = Accumulator::EMPTY;
+            next.update_from(
+                &accumulator,
+                network,
+                black_box(&position),
+                black_box(&step),
+            );
             next
         })
     });
     c.bench_function("nnue accumulator update (capture)", |b| {
         b.iter(|| {
-            let mut next = capture_start;
-            next.update(network, black_box(&before), black_box(&capture));
+            let mut next = Accumulator::EMPTY;
+            next.update_from(
+                &capture_start,
+                network,
+                black_box(&before),
+                black_box(&capture),
+            );
             next
         })
     });
@@ -58,9 +68,10 @@ fn levels(c: &mut Criterion) {
     for level in Level::available() {
         c.bench_function(&format!("nnue apply 2+2 rows ({level:?})"), |b| {
             b.iter(|| {
-                let mut values = rows[0];
+                let mut values = [0; agon::search::nnue::HIDDEN];
                 simd::apply(
                     level,
+                    &rows[0],
                     &mut values,
                     &[&rows[1], &rows[2]],
                     black_box(&[&rows[3], &rows[4]]),

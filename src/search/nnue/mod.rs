@@ -256,12 +256,10 @@ impl Accumulator {
 
     /// The hidden layer of `position` computed from nothing.
     pub fn refresh(network: &Network, position: &Position) -> Accumulator {
-        let mut accumulator = Accumulator {
-            values: [network.input_bias; 2],
-        };
+        let mut accumulator = Accumulator::EMPTY;
         for side in [Color::White, Color::Black] {
             let values = &mut accumulator.values[side.index()];
-            let mut pending = Pending::new(Level::detected());
+            let mut pending = Pending::new(Level::detected(), Some(&network.input_bias));
             for input in features(position, side) {
                 pending.add(values, &network.input_weights[input]);
             }
@@ -270,16 +268,26 @@ impl Accumulator {
         accumulator
     }
 
-    /// Brings an accumulator of `before` up to date for `after`, a position
-    /// one move later: only the cells whose content changed are looked at.
-    pub fn update(&mut self, network: &Network, before: &Position, after: &Position) {
+    /// Makes this the accumulator of `after` from `parent`, the accumulator
+    /// of `before`, a position one move earlier: only the cells whose
+    /// content changed are looked at.
+    pub fn update_from(
+        &mut self,
+        parent: &Accumulator,
+        network: &Network,
+        before: &Position,
+        after: &Position,
+    ) {
         let changed = (before.pieces(Color::White) ^ after.pieces(Color::White))
             | (before.pieces(Color::Black) ^ after.pieces(Color::Black))
             | (before.queens() ^ after.queens())
             | ((before.captured(Color::White) | before.captured(Color::Black))
                 ^ (after.captured(Color::White) | after.captured(Color::Black)));
         let level = Level::detected();
-        let mut pending = [Pending::new(level), Pending::new(level)];
+        let mut pending = [
+            Pending::new(level, Some(&parent.values[0])),
+            Pending::new(level, Some(&parent.values[1])),
+        ];
         for cell in crate::rules::geometry::cells_of(changed) {
             let old = before.piece_at(cell);
             let new = after.piece_at(cell);

@@ -65,8 +65,11 @@ const BATCH: usize = 16;
 /// Rows of weights to remove from and add to one side's hidden units,
 /// applied together (the units stay in registers meanwhile); a batch that
 /// fills up is applied and starts again, so any number of rows is right.
+/// The first batch may start from other units than those it writes (an
+/// accumulator updated from its parent's), which saves copying them first.
 pub struct Pending<'a> {
     level: Level,
+    source: Option<&'a Units>,
     removed: [&'a Units; BATCH],
     removed_count: usize,
     added: [&'a Units; BATCH],
@@ -74,12 +77,14 @@ pub struct Pending<'a> {
 }
 
 impl<'a> Pending<'a> {
-    /// Nothing pending yet.
+    /// Nothing pending yet; the rows apply to `source` when given, else
+    /// to the units they are flushed into.
     #[inline]
-    pub fn new(level: Level) -> Pending<'a> {
+    pub fn new(level: Level, source: Option<&'a Units>) -> Pending<'a> {
         static NOTHING: Units = [0; HIDDEN];
         Pending {
             level,
+            source,
             removed: [&NOTHING; BATCH],
             removed_count: 0,
             added: [&NOTHING; BATCH],
@@ -107,32 +112,41 @@ impl<'a> Pending<'a> {
         self.added_count += 1;
     }
 
-    /// Applies every pending row to `values`.
+    /// Applies every pending row, writing the result to `values`.
     #[inline]
     pub fn flush(&mut self, values: &mut Units) {
-        apply(
-            self.level,
-            values,
-            &self.removed[..self.removed_count],
-            &self.added[..self.added_count],
-        );
+        let removed = &self.removed[..self.removed_count];
+        let added = &self.added[..self.added_count];
+        match self.source.take() {
+            Some(source) => apply(self.level, source, values, removed, added),
+            None => {
+                let current = *values;
+                apply(self.level, &current, values, removed, added);
+            }
+        }
         self.removed_count = 0;
         self.added_count = 0;
     }
 }
 
-/// `values` plus every row of `added` minus every row of `removed`, each
-/// addition wrapping at 16 bits.
+/// Writes to `target` the units of `source` plus every row of `added` minus
+/// every row of `removed`, each addition wrapping at 16 bits.
 #[inline]
-pub fn apply(level: Level, values: &mut Units, removed: &[&Units], added: &[&Units]) {
+pub fn apply(
+    level: Level,
+    source: &Units,
+    target: &mut Units,
+    removed: &[&Units],
+    added: &[&Units],
+) {
     match level {
-        Level::Scalar => apply_scalar(values, removed, added),
+        Level::Scalar => apply_scalar(source, target, removed, added),
         // SAFETY: `Level::detected` and `Level::available` give a level
         // only when the processor runs its instructions.
         #[cfg(target_arch = "x86_64")]
-        Level::Sse41 => unsafe { x86::apply_sse41(values, removed, added) },
+        Level::Sse41 => unsafe { x86::apply_sse41(source, target, removed, added) },
         #[cfg(target_arch = "x86_64")]
-        Level::Avx2 => unsafe { x86::apply_avx2(values, removed, added) },
+        Level::Avx2 => unsafe { x86::apply_avx2(source, target, removed, added) },
     }
 }
 
@@ -150,7 +164,8 @@ pub fn clipped_dot(level: Level, values: &Units, weights: &Units) -> i32 {
     }
 }
 
-fn apply_scalar(values: &mut Units, removed: &[&Units], added: &[&Units]) {
+fn apply_scalar(source: &Units, values: &mut Units, removed: &[&Units], added: &[&Units]) {
+    *values = *source;
     for weights in removed {
         for (value, weight) in values.iter_mut().zip(weights.iter()) {
             *value = value.wrapping_sub(*weight);
@@ -185,13 +200,18 @@ mod x86 {
     /// The hidden layer stays in registers (eight of them) while every
     /// changed input is applied, then is stored once.
     #[target_feature(enable = "avx2")]
-    pub(super) fn apply_avx2(values: &mut Units, removed: &[&Units], added: &[&Units]) {
+    pub(super) fn apply_avx2(
+        source: &Units,
+        values: &mut Units,
+        removed: &[&Units],
+        added: &[&Units],
+    ) {
         const REGISTERS: usize = HIDDEN / WIDE;
         // SAFETY: every offset is below HIDDEN, and unaligned loads and
         // stores accept any address.
         unsafe {
             let mut sums: [__m256i; REGISTERS] = std::array::from_fn(|index| {
-                _mm256_loadu_si256(values.as_ptr().add(index * WIDE).cast())
+                _mm256_loadu_si256(source.as_ptr().add(index * WIDE).cast())
             });
             for weights in removed {
                 for (index, sum) in sums.iter_mut().enumerate() {
@@ -213,14 +233,19 @@ mod x86 {
 
     /// As [`apply_avx2`], in two halves of eight 128-bit registers.
     #[target_feature(enable = "sse4.1")]
-    pub(super) fn apply_sse41(values: &mut Units, removed: &[&Units], added: &[&Units]) {
+    pub(super) fn apply_sse41(
+        source: &Units,
+        values: &mut Units,
+        removed: &[&Units],
+        added: &[&Units],
+    ) {
         const REGISTERS: usize = HIDDEN / NARROW / 2;
         for half in 0..2 {
             let base = half * REGISTERS * NARROW;
             // SAFETY: every offset is below HIDDEN; unaligned accesses.
             unsafe {
                 let mut sums: [__m128i; REGISTERS] = std::array::from_fn(|index| {
-                    _mm_loadu_si128(values.as_ptr().add(base + index * NARROW).cast())
+                    _mm_loadu_si128(source.as_ptr().add(base + index * NARROW).cast())
                 });
                 for weights in removed {
                     for (index, sum) in sums.iter_mut().enumerate() {
@@ -322,12 +347,12 @@ mod tests {
             let removed: Vec<&Units> = rows[..split].iter().collect();
             let added: Vec<&Units> = rows[split..].iter().collect();
             let weights = random_units(&mut rng);
-            let mut expected = start;
-            apply(Level::Scalar, &mut expected, &removed, &added);
+            let mut expected = [0; HIDDEN];
+            apply(Level::Scalar, &start, &mut expected, &removed, &added);
             let expected_dot = clipped_dot(Level::Scalar, &start, &weights);
             for &level in &levels {
-                let mut values = start;
-                apply(level, &mut values, &removed, &added);
+                let mut values = random_units(&mut rng);
+                apply(level, &start, &mut values, &removed, &added);
                 assert_eq!(values, expected, "{level:?}");
                 assert_eq!(
                     clipped_dot(level, &start, &weights),

@@ -74,10 +74,12 @@ impl AccumulatorStack {
             let (done, rest) = self.entries.split_at_mut(index);
             let parent = &done[index - 1];
             let entry = &mut rest[0];
-            entry.accumulator = parent.accumulator;
-            entry
-                .accumulator
-                .update(self.network, &parent.position, &entry.position);
+            entry.accumulator.update_from(
+                &parent.accumulator,
+                self.network,
+                &parent.position,
+                &entry.position,
+            );
             entry.computed = true;
         }
         &self.entries[ply].accumulator
@@ -121,7 +123,8 @@ mod tests {
                 {
                     captures += 1;
                 }
-                running.update(network, &position, &next);
+                let parent = running;
+                running.update_from(&parent, network, &position, &next);
                 assert_eq!(running, Accumulator::refresh(network, &next));
                 line.push(next);
                 let ply = line.len() - 1;
