@@ -259,7 +259,7 @@ impl Accumulator {
         let mut accumulator = Accumulator::EMPTY;
         for side in [Color::White, Color::Black] {
             let values = &mut accumulator.values[side.index()];
-            let mut pending = Pending::new(Level::detected(), Some(&network.input_bias));
+            let mut pending = Pending::new(Level::detected(), &network.input_bias);
             for input in features(position, side) {
                 pending.add(values, &network.input_weights[input]);
             }
@@ -285,8 +285,8 @@ impl Accumulator {
                 ^ (after.captured(Color::White) | after.captured(Color::Black)));
         let level = Level::detected();
         let mut pending = [
-            Pending::new(level, Some(&parent.values[0])),
-            Pending::new(level, Some(&parent.values[1])),
+            Pending::new(level, &parent.values[0]),
+            Pending::new(level, &parent.values[1]),
         ];
         for cell in crate::rules::geometry::cells_of(changed) {
             let old = before.piece_at(cell);

@@ -65,10 +65,12 @@ const BATCH: usize = 16;
 /// Rows of weights to remove from and add to one side's hidden units,
 /// applied together (the units stay in registers meanwhile); a batch that
 /// fills up is applied and starts again, so any number of rows is right.
-/// The first batch may start from other units than those it writes (an
-/// accumulator updated from its parent's), which saves copying them first.
+/// The first batch starts from other units than those it writes (an
+/// accumulator's parent's, or the input bias), which saves copying them
+/// first; a later batch starts from what the one before it wrote.
 pub struct Pending<'a> {
     level: Level,
+    /// The units the next flush starts from, until the first flush.
     source: Option<&'a Units>,
     removed: [&'a Units; BATCH],
     removed_count: usize,
@@ -77,14 +79,13 @@ pub struct Pending<'a> {
 }
 
 impl<'a> Pending<'a> {
-    /// Nothing pending yet; the rows apply to `source` when given, else
-    /// to the units they are flushed into.
+    /// Nothing pending yet; the rows apply to `source`.
     #[inline]
-    pub fn new(level: Level, source: Option<&'a Units>) -> Pending<'a> {
+    pub fn new(level: Level, source: &'a Units) -> Pending<'a> {
         static NOTHING: Units = [0; HIDDEN];
         Pending {
             level,
-            source,
+            source: Some(source),
             removed: [&NOTHING; BATCH],
             removed_count: 0,
             added: [&NOTHING; BATCH],
