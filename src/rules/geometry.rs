@@ -9,6 +9,7 @@
 //! on another cell, so masking with [`CELLS`] after a shift is enough.
 
 use std::fmt;
+use std::ops::ControlFlow;
 
 /// A set of cells, one bit per grid slot.
 pub(crate) type Bitboard = u128;
@@ -19,6 +20,18 @@ const GRID: u8 = 11;
 pub(crate) const GRID_SLOTS: usize = (GRID as usize) * (GRID as usize);
 /// The number of real cells on the board.
 pub(crate) const CELL_COUNT: usize = 91;
+
+/// Each grid slot as a one-bit set: a load is cheaper than shifting a u128
+/// by a variable amount, which takes several instructions.
+const SLOT_BITS: [Bitboard; GRID_SLOTS] = {
+    let mut bits = [0u128; GRID_SLOTS];
+    let mut index = 0;
+    while index < GRID_SLOTS {
+        bits[index] = 1u128 << index;
+        index += 1;
+    }
+    bits
+};
 
 /// One of the 91 cells, stored as its grid slot index.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
@@ -57,7 +70,7 @@ impl Cell {
     /// The cell stored in grid slot `index`, if that slot is a cell.
     pub(crate) const fn from_index(index: u8) -> Option<Cell> {
         // One bit test, not a division: move generation asks this per move.
-        if (index as usize) < GRID_SLOTS && CELLS & (1u128 << index) != 0 {
+        if (index as usize) < GRID_SLOTS && CELLS & SLOT_BITS[index as usize] != 0 {
             Some(Cell(index))
         } else {
             None
@@ -85,8 +98,21 @@ impl Cell {
     }
 
     /// This cell as a one-bit set.
+    #[inline(always)]
     pub const fn bit(self) -> Bitboard {
-        1u128 << self.0
+        SLOT_BITS[self.0 as usize]
+    }
+
+    /// The cell one step back against `direction` from this one, where the
+    /// caller knows there is one (this cell was reached by that step).
+    #[inline(always)]
+    pub(crate) fn step_back(self, direction: Direction) -> Cell {
+        let index = self.0 as i32 - direction.offset();
+        debug_assert!(
+            Cell::from_index(index as u8).is_some(),
+            "{self} {direction:?}"
+        );
+        Cell(index as u8)
     }
 
     /// The neighbour in `direction`, if it is on the board.
@@ -150,6 +176,33 @@ impl Direction {
             Direction::DiagonalUp => (1, 1),
             Direction::DiagonalDown => (-1, -1),
         }
+    }
+
+    /// Visits every direction with its index in [`Direction::ALL`] until
+    /// `visit` breaks off. Written out rather than looped so that each
+    /// visit shifts by a constant: a u128 shift by a variable amount takes
+    /// several instructions.
+    #[inline(always)]
+    pub(crate) fn try_each(
+        mut visit: impl FnMut(usize, Direction) -> ControlFlow<()>,
+    ) -> ControlFlow<()> {
+        visit(0, Direction::ALL[0])?;
+        visit(1, Direction::ALL[1])?;
+        visit(2, Direction::ALL[2])?;
+        visit(3, Direction::ALL[3])?;
+        visit(4, Direction::ALL[4])?;
+        visit(5, Direction::ALL[5])
+    }
+
+    /// Visits every direction with its index in [`Direction::ALL`], written
+    /// out as [`Direction::try_each`] is.
+    #[inline(always)]
+    pub(crate) fn each(mut visit: impl FnMut(usize, Direction)) {
+        let visit_all = Direction::try_each(|index, direction| {
+            visit(index, direction);
+            ControlFlow::Continue(())
+        });
+        debug_assert!(visit_all.is_continue());
     }
 
     /// The change of grid index one step in this direction.

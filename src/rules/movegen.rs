@@ -116,15 +116,12 @@ pub(crate) fn generate_legal_to(position: &Position, targets: Bitboard, list: &m
     }
     let active = position.active(us);
     let guards = active & !position.queens();
-    for (index, direction) in Direction::ALL.iter().enumerate() {
-        let targets = shift(guards & STEP_SOURCES[index], *direction) & allowed & !THRONE;
+    Direction::each(|index, direction| {
+        let targets = shift(guards & STEP_SOURCES[index], direction) & allowed & !THRONE;
         for to in cells_of(targets) {
-            let from_index = to.index() as i32 - direction.offset();
-            if let Some(from) = Cell::from_index(from_index as u8) {
-                list.push(Move::new(from, to));
-            }
+            list.push(Move::new(to.step_back(direction), to));
         }
-    }
+    });
     for from in cells_of(active & position.queens()) {
         for to in cells_of(STEP_TARGETS[from.index()] & allowed) {
             list.push(Move::new(from, to));
@@ -157,12 +154,12 @@ fn visit_move_sets(
     }
     let active = position.active(position.side_to_move());
     let guards = active & !position.queens();
-    for (index, direction) in Direction::ALL.iter().enumerate() {
+    Direction::try_each(|index, direction| {
         visit(
             1,
-            shift(guards & STEP_SOURCES[index], *direction) & allowed & !THRONE,
-        )?;
-    }
+            shift(guards & STEP_SOURCES[index], direction) & allowed & !THRONE,
+        )
+    })?;
     for from in cells_of(active & position.queens()) {
         visit(1, STEP_TARGETS[from.index()] & allowed)?;
     }

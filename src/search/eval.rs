@@ -146,9 +146,9 @@ fn step_destinations(position: &Position, color: Color) -> Bitboard {
     let active = position.active(color);
     let guards = active & !position.queens();
     let mut reach = 0;
-    for (index, direction) in Direction::ALL.iter().enumerate() {
-        reach |= shift(guards & STEP_SOURCES[index], *direction);
-    }
+    Direction::each(|index, direction| {
+        reach |= shift(guards & STEP_SOURCES[index], direction);
+    });
     reach &= !THRONE;
     for queen in cells_of(active & position.queens()) {
         reach |= STEP_TARGETS[queen.index()];
@@ -163,9 +163,9 @@ pub(crate) fn capture_cells(position: &Position, color: Color) -> Bitboard {
     let ours = position.active(color);
     let theirs = position.active(!color);
     let mut cells = 0;
-    for direction in Direction::ALL {
+    Direction::each(|_, direction| {
         cells |= shift(theirs & shift(ours, direction), direction);
-    }
+    });
     cells
 }
 
