@@ -5,7 +5,7 @@
 
 use super::eval::{capture_cells, evaluate, guards_around_held_throne, has_win_threat};
 use super::nnue::AccumulatorStack;
-use super::ordering::{History, Killers, OrderedMoves, steps_to_throne};
+use super::ordering::{History, Killers, MoveScores, OrderedMoves, steps_to_throne};
 use super::params::{Param, Params};
 use super::time::TimeManager;
 use super::tt::TranspositionTable;
@@ -16,7 +16,7 @@ use super::{
 use crate::rules::geometry::{Bitboard, NEAR_THRONE, THRONE_RING};
 use crate::rules::movegen::{generate_legal, generate_legal_to};
 use crate::rules::position::FormationOutcome;
-use crate::rules::{Move, MoveList, Position, has_legal_move, legal_moves};
+use crate::rules::{Move, MoveList, Position, has_legal_move};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::time::Instant;
@@ -307,9 +307,11 @@ impl<'a, 'h> Worker<'a, 'h> {
         let tt_move = self.probe(root.key(), 0).and_then(|hit| hit.mv);
         let mut list = MoveList::default();
         generate_legal(&root, &mut list);
+        let mut scores = MoveScores::default();
         let ordered = OrderedMoves::new(
             &root,
-            list,
+            &mut list,
+            &mut scores,
             tt_move,
             0,
             &self.killers,
@@ -806,7 +808,8 @@ impl<'a, 'h> Worker<'a, 'h> {
         let prune_quiets = futile_quiets
             && static_eval
                 .is_some_and(|eval| eval + params[Param::FutilityMargin] * depth <= alpha);
-        let moves = legal_moves(position);
+        let mut moves = MoveList::default();
+        generate_legal(position, &mut moves);
         if moves.is_empty() {
             return -MATE + ply as i32;
         }
@@ -861,9 +864,11 @@ impl<'a, 'h> Worker<'a, 'h> {
         let counter = self
             .counter_to(ply)
             .and_then(|answered| self.history.counter(position, answered));
+        let mut scores = MoveScores::default();
         let mut ordered = OrderedMoves::new(
             position,
-            moves,
+            &mut moves,
+            &mut scores,
             tt_move,
             ply,
             &self.killers,

@@ -176,18 +176,29 @@ pub(crate) fn steps_to_throne(mv: Move) -> bool {
     to <= 1 && to < mv.from().ring()
 }
 
+/// Room for the ordering scores of a node's moves. The caller keeps it, as
+/// it keeps the moves, so that neither is copied when the ordering is made.
+pub(crate) struct MoveScores([i32; MAX_MOVES]);
+
+impl Default for MoveScores {
+    fn default() -> Self {
+        MoveScores([0; MAX_MOVES])
+    }
+}
+
 /// The legal moves of a node with their ordering scores, handed out best
 /// first by partial selection sort.
-pub(crate) struct OrderedMoves {
-    moves: MoveList,
-    scores: [i32; MAX_MOVES],
+pub(crate) struct OrderedMoves<'a> {
+    moves: &'a mut [Move],
+    scores: &'a mut MoveScores,
     captures: Bitboard,
     winning: Bitboard,
     next: usize,
 }
 
-impl OrderedMoves {
-    /// Scores `moves` of `position` at `ply`, reached by `previous` (given
+impl<'a> OrderedMoves<'a> {
+    /// Scores `moves` of `position` into `scores` at `ply`, reached by
+    /// `previous` (given
     /// only when the continuation history is on); `counter`, the
     /// counter-move, comes right after the killers; `throne_steps` puts the
     /// [`steps_to_throne`] right after the captures; `capture_history`
@@ -195,7 +206,8 @@ impl OrderedMoves {
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(
         position: &Position,
-        moves: MoveList,
+        moves: &'a mut MoveList,
+        scores: &'a mut MoveScores,
         tt_move: Option<Move>,
         ply: usize,
         killers: &Killers,
@@ -204,11 +216,10 @@ impl OrderedMoves {
         previous: Option<Move>,
         throne_steps: bool,
         capture_history: bool,
-    ) -> OrderedMoves {
+    ) -> OrderedMoves<'a> {
         let captures = capture_cells(position, position.side_to_move());
         let winning = winning_cells(position, position.side_to_move());
-        let mut scores = [0; MAX_MOVES];
-        for (score, &mv) in scores.iter_mut().zip(moves.iter()) {
+        for (score, &mv) in scores.0.iter_mut().zip(moves.iter()) {
             let to = mv.to().bit();
             *score = if Some(mv) == tt_move {
                 TT_MOVE
@@ -232,7 +243,7 @@ impl OrderedMoves {
             };
         }
         OrderedMoves {
-            moves,
+            moves: moves.as_mut_slice(),
             scores,
             captures,
             winning,
@@ -251,7 +262,7 @@ impl OrderedMoves {
     }
 }
 
-impl Iterator for OrderedMoves {
+impl Iterator for OrderedMoves<'_> {
     type Item = Move;
 
     fn next(&mut self) -> Option<Move> {
@@ -261,18 +272,17 @@ impl Iterator for OrderedMoves {
         }
         // The first of the highest scores, found in two passes: the maximum
         // alone is a reduction the compiler vectorises.
-        let remaining = &self.scores[self.next..len];
+        let remaining = &self.scores.0[self.next..len];
         let highest = remaining.iter().copied().max().unwrap_or(i32::MIN);
         let best = self.next
             + remaining
                 .iter()
                 .position(|&score| score == highest)
                 .unwrap_or(0);
-        let moves = self.moves.as_mut_slice();
-        moves.swap(self.next, best);
-        self.scores.swap(self.next, best);
+        self.moves.swap(self.next, best);
+        self.scores.0.swap(self.next, best);
         self.next += 1;
-        Some(moves[self.next - 1])
+        Some(self.moves[self.next - 1])
     }
 }
 
@@ -294,7 +304,8 @@ mod tests {
         let history = History::new();
         let ordered: Vec<Move> = OrderedMoves::new(
             &position,
-            legal_moves(&position),
+            &mut legal_moves(&position),
+            &mut MoveScores::default(),
             Some(tt_move),
             3,
             &killers,
@@ -328,7 +339,8 @@ mod tests {
         let ordered = |throne_steps| -> Vec<Move> {
             OrderedMoves::new(
                 &position,
-                legal_moves(&position),
+                &mut legal_moves(&position),
+                &mut MoveScores::default(),
                 None,
                 2,
                 &killers,
@@ -360,7 +372,8 @@ mod tests {
         killers.record(1, killer);
         let ordered: Vec<Move> = OrderedMoves::new(
             &position,
-            legal_moves(&position),
+            &mut legal_moves(&position),
+            &mut MoveScores::default(),
             None,
             1,
             &killers,
@@ -398,9 +411,11 @@ mod tests {
         assert_eq!(history.get(&position, None, capture), 0);
         history.update(&position, None, capture, -400);
         let scored = |capture_history| {
+            let (mut moves, mut scores) = (legal_moves(&position), MoveScores::default());
             let ordered = OrderedMoves::new(
                 &position,
-                legal_moves(&position),
+                &mut moves,
+                &mut scores,
                 None,
                 0,
                 &Killers::new(),
@@ -411,7 +426,7 @@ mod tests {
                 capture_history,
             );
             let index = ordered.moves.iter().position(|&mv| mv == capture);
-            ordered.scores[index.unwrap()]
+            ordered.scores.0[index.unwrap()]
         };
         assert!(scored(true) > CAPTURE && scored(false) < CAPTURE);
     }
