@@ -149,18 +149,12 @@ impl Killers {
     pub(crate) fn contains(&self, ply: usize, mv: Move) -> bool {
         self.slots[ply].contains(&Some(mv))
     }
-
-    fn rank(&self, ply: usize, mv: Move) -> Option<i32> {
-        let slot = &self.slots[ply];
-        if slot[0] == Some(mv) {
-            Some(KILLER)
-        } else if slot[1] == Some(mv) {
-            Some(KILLER - 1)
-        } else {
-            None
-        }
-    }
 }
+
+/// Stands in for an absent move while moves are scored: comparing two moves
+/// is cheaper than comparing a move with an option, and no legal move goes
+/// from a cell to itself.
+const NO_MOVE: Move = Move::new(Cell::THRONE, Cell::THRONE);
 
 /// Whether `mv` completes the formation, given the [`winning_cells`] of the
 /// side to move: it enters the gap from outside the ring (a guard sliding along
@@ -219,9 +213,12 @@ impl<'a> OrderedMoves<'a> {
     ) -> OrderedMoves<'a> {
         let captures = capture_cells(position, position.side_to_move());
         let winning = winning_cells(position, position.side_to_move());
+        let tt_move = tt_move.unwrap_or(NO_MOVE);
+        let [first_killer, second_killer] = killers.slots[ply].map(|k| k.unwrap_or(NO_MOVE));
+        let counter = counter.unwrap_or(NO_MOVE);
         for (score, &mv) in scores.0.iter_mut().zip(moves.iter()) {
             let to = mv.to().bit();
-            *score = if Some(mv) == tt_move {
+            *score = if mv == tt_move {
                 TT_MOVE
             } else if is_winning(winning, mv) {
                 WINNING
@@ -234,9 +231,11 @@ impl<'a> OrderedMoves<'a> {
                     }
             } else if throne_steps && steps_to_throne(mv) {
                 THRONE_STEP + history.get(position, previous, mv)
-            } else if let Some(rank) = killers.rank(ply, mv) {
-                rank
-            } else if Some(mv) == counter {
+            } else if mv == first_killer {
+                KILLER
+            } else if mv == second_killer {
+                KILLER - 1
+            } else if mv == counter {
                 COUNTER
             } else {
                 history.get(position, previous, mv)
