@@ -702,7 +702,8 @@ impl<'a, 'h> Worker<'a, 'h> {
         let pv_node = node == Node::Pv;
         let key = position.key();
         let us = position.side_to_move();
-        let tuning = self.shared.tuning;
+        let shared = self.shared;
+        let tuning = &shared.tuning;
         let params = &tuning.params;
         // A formation threat is this game's check and is answered a ply
         // deeper; within twice the iteration's depth, so that a chain of
@@ -1170,7 +1171,7 @@ impl<'a, 'h> Worker<'a, 'h> {
         mv: Move,
         tried: &[Option<Move>],
     ) {
-        let tuning = self.shared.tuning;
+        let tuning = &self.shared.tuning;
         if tuning.killers {
             self.killers.record(ply, mv);
         }

@@ -160,7 +160,8 @@ const NO_MOVE: Move = Move::new(Cell::THRONE, Cell::THRONE);
 /// side to move: it enters the gap from outside the ring (a guard sliding along
 /// the ring would only open another gap).
 pub(crate) fn is_winning(winning: Bitboard, mv: Move) -> bool {
-    winning & mv.to().bit() != 0 && THRONE_RING & mv.from().bit() == 0
+    // Most positions have no winning cell: that test alone settles them.
+    winning != 0 && winning & mv.to().bit() != 0 && THRONE_RING & mv.from().bit() == 0
 }
 
 /// Whether `mv` enters the throne's ring or the throne from further out:
