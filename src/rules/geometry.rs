@@ -334,14 +334,22 @@ pub(crate) const fn sandwiched_by(set: Bitboard) -> Bitboard {
 }
 
 /// Iterates the cells of a set, lowest index first.
-pub(crate) fn cells_of(mut set: Bitboard) -> impl Iterator<Item = Cell> {
+pub(crate) fn cells_of(set: Bitboard) -> impl Iterator<Item = Cell> {
+    // The two 64-bit halves one after the other: each step on a u128 costs
+    // twice the instructions of a step on a u64.
+    let mut low = set as u64;
+    let mut high = (set >> 64) as u64;
     std::iter::from_fn(move || {
-        if set == 0 {
-            None
-        } else {
-            let index = set.trailing_zeros() as u8;
-            set &= set - 1;
+        if low != 0 {
+            let index = low.trailing_zeros() as u8;
+            low &= low - 1;
             Some(Cell(index))
+        } else if high != 0 {
+            let index = 64 + high.trailing_zeros() as u8;
+            high &= high - 1;
+            Some(Cell(index))
+        } else {
+            None
         }
     })
 }
