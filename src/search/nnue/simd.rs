@@ -59,8 +59,11 @@ impl Level {
 /// One side's hidden units.
 pub type Units = [i16; HIDDEN];
 
-/// Rows gathered before they are applied in one pass.
-const BATCH: usize = 16;
+/// Rows of each kind gathered before they are applied in one pass. A move
+/// removes and adds a row or two a side (one more of each per capture), so
+/// a small batch holds them and is cheap to set up at every node; a refresh
+/// takes several batches, but it is rare.
+const BATCH: usize = 4;
 
 /// Rows of weights to remove from and add to one side's hidden units,
 /// applied together (the units stay in registers meanwhile); a batch that
