@@ -193,11 +193,10 @@ pub(crate) struct OrderedMoves<'a> {
 
 impl<'a> OrderedMoves<'a> {
     /// Scores `moves` of `position` into `scores` at `ply`, reached by
-    /// `previous` (given
-    /// only when the continuation history is on); `counter`, the
-    /// counter-move, comes right after the killers; `throne_steps` puts the
-    /// [`steps_to_throne`] right after the captures; `capture_history`
-    /// orders the captures by their own history.
+    /// `previous` (given only when the continuation history is on);
+    /// `counter`, the counter-move, comes right after the killers;
+    /// `throne_steps` puts the [`steps_to_throne`] right after the captures;
+    /// `capture_history` orders the captures by their own history.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(
         position: &Position,
