@@ -357,12 +357,8 @@ pub(crate) fn cells_of(set: Bitboard) -> impl Iterator<Item = Cell> {
 /// The cell on the far side of `neighbour` as seen from `origin`, if any.
 #[inline(always)]
 pub(crate) fn beyond(origin: Cell, neighbour: Cell) -> Option<Cell> {
-    let index = 2 * neighbour.0 as i32 - origin.0 as i32;
-    if (0..GRID_SLOTS as i32).contains(&index) && CELLS & (1u128 << index) != 0 {
-        Some(Cell(index as u8))
-    } else {
-        None
-    }
+    let index = 2 * i32::from(neighbour.0) - i32::from(origin.0);
+    u8::try_from(index).ok().and_then(Cell::from_index)
 }
 
 #[cfg(test)]

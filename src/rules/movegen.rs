@@ -2,7 +2,7 @@
 //! waiting, otherwise steps, never onto a cell between two active enemies.
 
 use super::geometry::{
-    Bitboard, CELLS, Cell, Direction, OUTER_RING, STEP_SOURCES, STEP_TARGETS, THRONE, cells_of,
+    Bitboard, CELLS, Direction, OUTER_RING, STEP_SOURCES, STEP_TARGETS, THRONE, cells_of,
     sandwiched_by, shift,
 };
 use super::position::{Move, Position};
@@ -22,7 +22,7 @@ pub struct MoveList {
 impl Default for MoveList {
     fn default() -> Self {
         MoveList {
-            moves: [Move::new(Cell::THRONE, Cell::THRONE); MAX_MOVES],
+            moves: [Move::NONE; MAX_MOVES],
             len: 0,
         }
     }

@@ -74,6 +74,11 @@ pub struct Move {
 }
 
 impl Move {
+    /// A move no position has (from the throne to itself): the filler of
+    /// unused list slots, and an absent move where comparing two moves is
+    /// cheaper than comparing options.
+    pub(crate) const NONE: Move = Move::new(Cell::THRONE, Cell::THRONE);
+
     /// The move from `from` to `to` (legality is not checked here).
     pub const fn new(from: Cell, to: Cell) -> Move {
         Move { from, to }

@@ -151,11 +151,6 @@ impl Killers {
     }
 }
 
-/// Stands in for an absent move while moves are scored: comparing two moves
-/// is cheaper than comparing a move with an option, and no legal move goes
-/// from a cell to itself.
-const NO_MOVE: Move = Move::new(Cell::THRONE, Cell::THRONE);
-
 /// Whether `mv` completes the formation, given the [`winning_cells`] of the
 /// side to move: it enters the gap from outside the ring (a guard sliding along
 /// the ring would only open another gap).
@@ -213,9 +208,9 @@ impl<'a> OrderedMoves<'a> {
     ) -> OrderedMoves<'a> {
         let captures = capture_cells(position, position.side_to_move());
         let winning = winning_cells(position, position.side_to_move());
-        let tt_move = tt_move.unwrap_or(NO_MOVE);
-        let [first_killer, second_killer] = killers.slots[ply].map(|k| k.unwrap_or(NO_MOVE));
-        let counter = counter.unwrap_or(NO_MOVE);
+        let tt_move = tt_move.unwrap_or(Move::NONE);
+        let [first_killer, second_killer] = killers.slots[ply].map(|k| k.unwrap_or(Move::NONE));
+        let counter = counter.unwrap_or(Move::NONE);
         for (score, &mv) in scores.0.iter_mut().zip(moves.iter()) {
             let to = mv.to().bit();
             *score = if mv == tt_move {
