@@ -358,6 +358,8 @@ impl<'a, 'h> Worker<'a, 'h> {
                 if lines == 1
                     && let Some(line) = self.proven_in_part(depth as i32, &result)
                 {
+                    // Its report counts the nodes of the unfinished depth too.
+                    self.publish_nodes();
                     self.shared
                         .control
                         .publish_best(line.mv, line.pv.get(1).copied());

@@ -432,6 +432,7 @@ fn a_move_proven_better_in_an_unfinished_iteration_is_played() {
                 .unwrap();
             if finished.pv[0] != best {
                 assert_eq!(last.depth, outcome.depth + 1);
+                assert_eq!(last.nodes, outcome.nodes, "the report counts every node");
                 switched += 1;
             }
         }
