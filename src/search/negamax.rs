@@ -358,8 +358,6 @@ impl<'a, 'h> Worker<'a, 'h> {
                 if lines == 1
                     && let Some(line) = self.proven_in_part(depth as i32, &result)
                 {
-                    // Its report counts the nodes of the unfinished depth too.
-                    self.publish_nodes();
                     self.shared
                         .control
                         .publish_best(line.mv, line.pv.get(1).copied());
@@ -372,7 +370,6 @@ impl<'a, 'h> Worker<'a, 'h> {
                 lines: self.root_moves.clone(),
                 depth,
             };
-            self.publish_nodes();
             let best = &self.root_moves[0];
             self.shared
                 .control
@@ -406,8 +403,11 @@ impl<'a, 'h> Worker<'a, 'h> {
         result
     }
 
-    /// The report of `line`, searched to `depth`, as line `multipv`.
+    /// The report of `line`, searched to `depth`, as line `multipv`; its
+    /// node count includes the main thread's nodes up to now, also those of
+    /// a depth cut short.
     fn line_report(&self, depth: u32, multipv: u32, line: &RootMove) -> SearchReport {
+        self.publish_nodes();
         SearchReport {
             depth,
             seldepth: self.seldepth as u32,
