@@ -115,17 +115,22 @@ pub fn budget(limits: &SearchLimits, overhead: Duration, params: &Params) -> Opt
         let charge = clock.lag.map_or(overhead, |lag| {
             overhead.max(lag.saturating_mul(2).saturating_add(LAG_MARGIN))
         });
-        let share =
-            available / moves_to_go + clock.increment * percent(Param::TimeIncrementPercent) / 100;
+        // Clocks may be given up to u64::MAX ms, so every product saturates.
+        let share = (available / moves_to_go).saturating_add(
+            clock
+                .increment
+                .saturating_mul(percent(Param::TimeIncrementPercent))
+                / 100,
+        );
         let optimum = share.saturating_sub(charge).max(share / 10);
         let cap = if moves_to_go == 1 {
             available
         } else {
-            available * 3 / 4
+            available.saturating_mul(3) / 4
         };
-        let hard = (optimum * percent(Param::TimeHardPercent) / 100).min(cap);
+        let hard = (optimum.saturating_mul(percent(Param::TimeHardPercent)) / 100).min(cap);
         Budget {
-            soft: (optimum * percent(Param::TimeSoftPercent) / 100).min(hard),
+            soft: (optimum.saturating_mul(percent(Param::TimeSoftPercent)) / 100).min(hard),
             hard,
         }
     });
@@ -339,6 +344,28 @@ mod tests {
         }
         let last_move = budget(&with_clock(1000, 0, Some(1)), ms(30), &Params::default()).unwrap();
         assert_eq!(last_move.hard, ms(970));
+    }
+
+    #[test]
+    fn the_largest_clocks_with_the_largest_time_parameters_still_give_a_budget() {
+        let mut params = Params::default();
+        for param in [
+            Param::TimeHardPercent,
+            Param::TimeSoftPercent,
+            Param::TimeIncrementPercent,
+        ] {
+            params.values[param as usize] = param.spec().max;
+        }
+        for moves_to_go in [None, Some(1), Some(u32::MAX)] {
+            let b = budget(
+                &with_clock(u64::MAX, u64::MAX, moves_to_go),
+                ms(30),
+                &params,
+            )
+            .unwrap();
+            assert!(b.soft <= b.hard, "{moves_to_go:?}: {b:?}");
+            assert!(b.hard <= ms(u64::MAX), "{moves_to_go:?}: {b:?}");
+        }
     }
 
     #[test]
