@@ -556,3 +556,29 @@ fn isready_right_after_bestmove_waits_for_the_lines_before_it() {
         );
     }
 }
+
+/// A count that would take years ends at once with `quit`, and with the end
+/// of input, writing nothing more for it.
+#[test]
+fn quit_and_the_end_of_input_end_a_deep_perft() {
+    for close_input in [false, true] {
+        let mut agon = Agon::start(&[]);
+        agon.send("isready");
+        agon.expect_line(|l| l == "readyok", PATIENCE);
+        agon.send("perft 20");
+        if close_input {
+            agon.close_input();
+        } else {
+            agon.send("quit");
+        }
+        assert!(
+            agon.wait_exit(PATIENCE).success(),
+            "input closed: {close_input}"
+        );
+        let mut after = Vec::new();
+        while let Some(line) = agon.next_line(PATIENCE) {
+            after.push(line);
+        }
+        assert!(after.is_empty(), "input closed: {close_input}: {after:?}");
+    }
+}

@@ -151,6 +151,9 @@ fn every_bad_line_gets_one_error_and_changes_nothing() {
 #[test]
 fn messages_name_the_problem() {
     let mut agon = Agon::start(&[]);
+    let long_word = "x".repeat(100_000);
+    let long_move = format!("position startpos moves {long_word}");
+    let long_fragment = format!("'{}...' is not a move", &long_word[..40]);
     let cases = [
         ("hello", "unknown command 'hello'"),
         (
@@ -177,6 +180,26 @@ fn messages_name_the_problem() {
         ),
         ("go searchmoves f1f9", "f1f9"),
         ("is\u{7}ready", "unknown command 'is\\u{7}ready'"),
+        // Input quoted back from a FEN, a move or a cell is escaped and
+        // shortened like any other word.
+        (
+            "position startpos moves \u{1b}[2J",
+            "'\\u{1b}[2J' is not a move",
+        ),
+        (
+            "position fen q1G1g1/6G/G7/9/g8g/11/G8G/9/7g/g6/1G1g1Q \u{7}",
+            "side to move '\\u{7}' is not",
+        ),
+        (
+            "position fen q1G1g1/6G/G7/9/g8g/11/G8G/9/7g/g6/1G1g1Q w 1\u{7}",
+            "move number '1\\u{7}' is not",
+        ),
+        (
+            "position fen q1G1g1/6G/G7/9/g8g/11/G8G/9/7g/g6/1G1g1\u{1b} w",
+            "unknown character '\\u{1b}'",
+        ),
+        ("go searchmoves f1z\u{7}", "'f1z\\u{7}' is not a move"),
+        (long_move.as_str(), long_fragment.as_str()),
     ];
     for (line, fragment) in cases {
         let reply = agon.ask(line);
@@ -184,6 +207,10 @@ fn messages_name_the_problem() {
         assert!(
             reply[0].starts_with("info string error: ") && reply[0].contains(fragment),
             "{line}: {reply:?} lacks {fragment:?}"
+        );
+        assert!(
+            !reply[0].chars().any(char::is_control) && reply[0].len() < 200,
+            "{line}: {reply:?}"
         );
     }
 }

@@ -15,6 +15,8 @@
 
 use std::fmt;
 
+use crate::rules::notation::{Quoted, clip};
+
 /// Longest accepted line, in bytes, not counting the end-of-line characters.
 pub(crate) const MAX_LINE_BYTES: usize = 1 << 20;
 
@@ -23,9 +25,6 @@ pub const MIN_PERFT_DEPTH: u32 = 1;
 
 /// Largest depth accepted by `perft` and `go perft`.
 pub const MAX_PERFT_DEPTH: u32 = 20;
-
-/// Longest piece of user input (in characters) quoted back in an error message.
-const MAX_QUOTED_CHARS: usize = 40;
 
 /// One parsed input line.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -40,7 +39,8 @@ pub enum Command {
     SetOption {
         /// Option name as written (words joined by single spaces); compare it case-insensitively.
         name: String,
-        /// Value as written (words joined by single spaces), `None` when `value` was not given.
+        /// Value as written (the rest of the line, without the whitespace
+        /// around it), `None` when `value` was not given.
         value: Option<String>,
     },
     /// `ucinewgame` or `uginewgame`: forget the hash table and the game history.
@@ -336,37 +336,6 @@ impl fmt::Display for CommandError {
 
 impl std::error::Error for CommandError {}
 
-/// Shows user input inside an error message: control characters are escaped
-/// so that the message always stays on one line.
-struct Quoted<'a>(&'a str);
-
-impl fmt::Display for Quoted<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for c in self.0.chars() {
-            if c.is_control() {
-                write!(f, "{}", c.escape_default())?;
-            } else {
-                write!(f, "{c}")?;
-            }
-        }
-        Ok(())
-    }
-}
-
-/// User text made safe for one line of an error message elsewhere in the
-/// protocol: shortened like a token and with control characters escaped.
-pub(crate) fn quote(text: &str) -> String {
-    Quoted(&clip(text)).to_string()
-}
-
-/// Copies a token for an error message, shortened to [`MAX_QUOTED_CHARS`] characters.
-fn clip(token: &str) -> String {
-    match token.char_indices().nth(MAX_QUOTED_CHARS) {
-        Some((cut, _)) => format!("{}...", &token[..cut]),
-        None => token.to_string(),
-    }
-}
-
 /// Parses one input line.
 ///
 /// Returns `Ok(None)` for a line that is empty or only whitespace,
@@ -399,7 +368,7 @@ pub fn parse_command(line: &str) -> Result<Option<Command>, CommandError> {
         "eval" => no_arguments("eval", tokens, Command::Eval)?,
         "moves" => no_arguments("moves", tokens, Command::Moves)?,
         "status" => no_arguments("status", tokens, Command::Status)?,
-        "setoption" => parse_setoption(tokens)?,
+        "setoption" => parse_setoption(line.trim_start().strip_prefix(first).unwrap_or(""))?,
         "position" => parse_position(tokens)?,
         "go" => Command::Go(parse_go(tokens)?),
         "perft" => {
@@ -427,37 +396,47 @@ fn no_arguments<'a>(
     }
 }
 
-/// `setoption name <words...> [value <words...>]`.
-fn parse_setoption<'a>(mut tokens: impl Iterator<Item = &'a str>) -> Result<Command, CommandError> {
-    match tokens.next() {
-        Some("name") => {}
+/// The first word of `text` and what follows it (from the whitespace after
+/// the word), or `None` when only whitespace is left.
+fn next_word(text: &str) -> Option<(&str, &str)> {
+    let text = text.trim_start();
+    if text.is_empty() {
+        return None;
+    }
+    let end = text.find(char::is_whitespace).unwrap_or(text.len());
+    Some(text.split_at(end))
+}
+
+/// `setoption name <words...> [value <text>]`: the value is the rest of the
+/// line as written, without the whitespace around it, so that a file name
+/// keeps its inner spaces.
+fn parse_setoption(args: &str) -> Result<Command, CommandError> {
+    let mut rest = match next_word(args) {
+        Some(("name", rest)) => rest,
         other => {
             return Err(CommandError::SetOptionNeedsName {
-                got: other.map(clip),
+                got: other.map(|(word, _)| clip(word)),
             });
         }
-    }
+    };
     let mut name_words = Vec::new();
-    let mut saw_value = false;
-    for token in tokens.by_ref() {
-        if token == "value" {
-            saw_value = true;
+    let mut value = None;
+    while let Some((word, after)) = next_word(rest) {
+        if word == "value" {
+            value = Some(after.trim());
             break;
         }
-        name_words.push(token);
+        name_words.push(word);
+        rest = after;
     }
     if name_words.is_empty() {
         return Err(CommandError::SetOptionEmptyName);
     }
     let name = name_words.join(" ");
-    let value = if saw_value {
-        let words: Vec<&str> = tokens.collect();
-        if words.is_empty() {
-            return Err(CommandError::SetOptionEmptyValue { name: clip(&name) });
-        }
-        Some(words.join(" "))
-    } else {
-        None
+    let value = match value {
+        Some("") => return Err(CommandError::SetOptionEmptyValue { name: clip(&name) }),
+        Some(text) => Some(text.to_string()),
+        None => None,
     };
     Ok(Command::SetOption { name, value })
 }

@@ -6,7 +6,7 @@ use super::command::{Command, CommandError, MAX_LINE_BYTES, parse_command};
 use super::output::{Answer, Output};
 use crate::search::SearchControl;
 use std::io::{self, BufRead, ErrorKind};
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Sender;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Instant;
@@ -46,6 +46,8 @@ struct GateState {
 #[derive(Default)]
 pub(crate) struct Gate {
     state: Mutex<GateState>,
+    /// Set once `quit` or the end of input has been read.
+    ending: Arc<AtomicBool>,
 }
 
 impl Gate {
@@ -102,8 +104,16 @@ impl Gate {
         }
     }
 
-    /// Stops the running search at once (for `quit` and end of input).
-    fn stop_search(&self) {
+    /// The flag set once `quit` or the end of input has been read, which
+    /// work that is not a search (a perft) watches to end early.
+    pub(crate) fn ending(&self) -> Arc<AtomicBool> {
+        Arc::clone(&self.ending)
+    }
+
+    /// Stops the running search and any perft at once (for `quit` and end
+    /// of input).
+    fn stop_for_quit(&self) {
+        self.ending.store(true, Ordering::SeqCst);
         if let Some((search, _)) = &self.lock().search {
             search.stop.store(true, Ordering::SeqCst);
         }
@@ -217,7 +227,7 @@ pub(crate) fn read_commands(
             Err(message) => gate.refuse(message, read_at, events),
         }
     }
-    gate.stop_search();
+    gate.stop_for_quit();
     gate.route(Command::Quit, Instant::now(), output, events);
 }
 

@@ -44,7 +44,7 @@
 //!   reader), then reach the controller after the lines before them. The
 //!   stopped search writes its `bestmove`; lines still waiting for it then
 //!   run in order, any `go` among them stopping at once with a move; then
-//!   the loop ends. A `perft` in progress is not interrupted.
+//!   the loop ends. A `perft` in progress ends at once without its count.
 
 pub mod command;
 mod input;
@@ -77,7 +77,7 @@ pub(crate) fn run(
     let output = Output::new(output)?;
     let gate = Arc::new(Gate::default());
     let (events, received) = mpsc::channel();
-    let session = Session::new(player, output.clone(), events.clone());
+    let session = Session::new(player, output.clone(), events.clone(), gate.ending());
     let reader = {
         let gate = Arc::clone(&gate);
         let output = output.clone();

@@ -1,7 +1,7 @@
 //! The options that `uci`/`ugi` declare and `setoption` changes: their
 //! names, types, ranges, and the checks applied to new values.
 
-use super::command::quote;
+use crate::rules::notation::quote;
 use crate::search::eval::Term;
 use crate::search::nnue::{Network, NetworkError, NetworkRef};
 use crate::search::params::{

@@ -6,6 +6,7 @@
 //! never waits behind another one that was descheduled in the middle of a
 //! write to a slow or full pipe.
 
+use crate::search::BestMove;
 use std::fmt::Display;
 use std::io::{self, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -19,6 +20,9 @@ use std::time::Instant;
 pub(crate) struct Answer {
     given: AtomicBool,
     at: OnceLock<Instant>,
+    /// The move and expected reply of the last first-line `info` written
+    /// for the search: an answer given for the search agrees with it.
+    reported: Mutex<Option<BestMove>>,
 }
 
 impl Answer {
@@ -77,32 +81,45 @@ impl Output {
         Self::queue_block(&self.lock(), lines);
     }
 
-    /// Writes `lines`, ending with a `bestmove`, unless the search that
-    /// `answered` belongs to has been answered already: one thread claims
-    /// the answer and the other's comes too late. Returns whether these
-    /// lines were the answer.
-    pub(crate) fn answer_once<S: AsRef<str>>(
+    /// Writes the lines `answer_with` makes, ending with a `bestmove`,
+    /// unless the search that `answered` belongs to has been answered
+    /// already: one thread claims the answer and the other's comes too
+    /// late. `answer_with` gets the move of the search's last `info` line
+    /// written, if any. Returns whether these lines were the answer.
+    pub(crate) fn answer_once(
         &self,
         answer: &Answer,
-        lines: impl IntoIterator<Item = S>,
+        answer_with: impl FnOnce(Option<BestMove>) -> Vec<String>,
     ) -> bool {
         let queue = self.lock();
         // Claimed under the lock, so that no line of the search can follow
         // its answer (see `before_answer`).
         let first = !answer.given.swap(true, Ordering::SeqCst);
         if first {
-            Self::queue_block(&queue, lines);
+            let reported = *answer
+                .reported
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            Self::queue_block(&queue, answer_with(reported));
             // Only the first claimer gets here, so the cell is still empty.
             let _ = answer.at.set(Instant::now());
         }
         first
     }
 
-    /// Writes a line about a search unless the search has been answered.
-    pub(crate) fn before_answer(&self, answer: &Answer, text: &str) {
+    /// Writes a line about a search unless the search has been answered;
+    /// `best` is the move the line puts first, for a line of the first
+    /// principal variation.
+    pub(crate) fn before_answer(&self, answer: &Answer, text: &str, best: Option<BestMove>) {
         let queue = self.lock();
         if !answer.given() {
             Self::queue_block(&queue, [text]);
+            if best.is_some() {
+                *answer
+                    .reported
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner) = best;
+            }
         }
     }
 
@@ -204,5 +221,36 @@ mod tests {
             assert_eq!(pair[1], format!("{owner} b"));
         }
         assert_eq!(lines[1600], "info string error: x");
+    }
+
+    /// The answer is made from the move of the last line written, and no
+    /// line of the search follows it.
+    #[test]
+    fn an_answer_agrees_with_the_last_line_written() {
+        let buffer = Shared::default();
+        let output = Output::new(buffer.clone()).unwrap();
+        let answer = Answer::default();
+        let f1f2 = crate::rules::parse_move(&crate::rules::start_position(), "f1f2").unwrap();
+        output.before_answer(&answer, "info depth 1 pv f1f2", Some((f1f2, None)));
+        output.before_answer(&answer, "info depth 1 multipv 2 pv b1c1", None);
+        let answered = output.answer_once(&answer, |reported| {
+            vec![format!(
+                "bestmove {}",
+                reported.map_or("none".into(), |(mv, _)| mv.to_string())
+            )]
+        });
+        assert!(answered);
+        assert!(!output.answer_once(&answer, |_| vec!["bestmove late".into()]));
+        output.before_answer(&answer, "info depth 2 pv b1c1", None);
+        output.drain();
+        let text = String::from_utf8(buffer.0.lock().unwrap().clone()).unwrap();
+        assert_eq!(
+            text.lines().collect::<Vec<_>>(),
+            [
+                "info depth 1 pv f1f2",
+                "info depth 1 multipv 2 pv b1c1",
+                "bestmove f1f2"
+            ]
+        );
     }
 }

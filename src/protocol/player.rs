@@ -15,8 +15,9 @@ pub(crate) trait Player: Send {
     /// The name announced by `id name`.
     fn name(&self) -> String;
 
-    /// Takes new option values (after `setoption`).
-    fn configure(&mut self, options: EngineOptions);
+    /// Takes new option values (after `setoption`); on an error (a hash
+    /// table the system will not give) keeps the old ones.
+    fn configure(&mut self, options: EngineOptions) -> Result<(), String>;
 
     /// Forgets everything learned so far (`ucinewgame`, `Clear Hash`).
     fn clear(&mut self);
@@ -38,8 +39,8 @@ impl Player for Engine {
         format!("agon {}", env!("CARGO_PKG_VERSION"))
     }
 
-    fn configure(&mut self, options: EngineOptions) {
-        self.set_options(options);
+    fn configure(&mut self, options: EngineOptions) -> Result<(), String> {
+        self.set_options(options).map_err(|e| e.to_string())
     }
 
     fn clear(&mut self) {
@@ -79,7 +80,9 @@ impl Player for RandomPlayer {
         format!("agon-random {}", env!("CARGO_PKG_VERSION"))
     }
 
-    fn configure(&mut self, _options: EngineOptions) {}
+    fn configure(&mut self, _options: EngineOptions) -> Result<(), String> {
+        Ok(())
+    }
 
     fn clear(&mut self) {}
 

@@ -1,7 +1,6 @@
 //! The controller: the game, the options and the player, changed by the
 //! commands in the order they arrive, with the search on its own thread.
 
-use super::command::quote;
 use super::command::{Command, GoParams};
 use super::input::{Event, Gate, Line};
 use super::options::{self, Effect, Settings};
@@ -9,6 +8,7 @@ use super::output::{Answer, Output};
 use super::player::Player;
 use super::reply::{bestmove_line, info_line, query_response, search_limits};
 use crate::rules::notation::board_picture;
+use crate::rules::notation::quote;
 use crate::rules::perft::divide_lines;
 use crate::rules::{
     Color, Game, GameResult, Move, Position, legal_moves, parse_fen, parse_move, start_position,
@@ -17,11 +17,11 @@ use crate::rules::{
 use crate::search::eval::describe;
 use crate::search::nnue::describe as describe_network;
 use crate::search::time::{MoveLag, budget};
-use crate::search::{Clock, SearchControl, SearchLimits};
+use crate::search::{BestMove, Clock, SearchControl, SearchLimits};
 use std::collections::VecDeque;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
@@ -70,6 +70,9 @@ pub(crate) struct Session {
     events: Sender<Event>,
     /// Set by `quit`: searches started from now on stop at once.
     quitting: bool,
+    /// Set by the reader once `quit` or the end of input is read: a perft
+    /// ends at once.
+    ending: Arc<AtomicBool>,
     /// How long this thread had waited for a processor when it began
     /// waiting for the event it handles (for the debug log).
     waited_at_event: Option<Duration>,
@@ -83,10 +86,13 @@ impl Session {
         mut player: Box<dyn Player>,
         output: Output,
         events: Sender<Event>,
+        ending: Arc<AtomicBool>,
     ) -> Session {
         let start = start_position();
         let settings = Settings::default();
-        player.configure(settings.engine);
+        if let Err(e) = player.configure(settings.engine) {
+            output.error(e);
+        }
         Session {
             start,
             game: Game::new(start),
@@ -97,6 +103,7 @@ impl Session {
             output,
             events,
             quitting: false,
+            ending,
             waited_at_event: None,
             move_lag: MoveLag::default(),
         }
@@ -194,12 +201,18 @@ impl Session {
         };
         running.deadline = None;
         running.control.stop.store(true, Ordering::SeqCst);
-        let (best, ponder) = match running.control.best_so_far() {
-            Some((best, ponder)) => (Some(best), ponder),
-            None => (running.fallback, None),
+        let published = running.control.best_so_far();
+        let (fallback, with_ponder) = (running.fallback, running.with_ponder);
+        // The search publishes a new best move just before its `info` line:
+        // the move of the last line written is the one to agree with.
+        let answer_with = |reported: Option<BestMove>| {
+            let (best, ponder) = match reported.or(published) {
+                Some((best, ponder)) => (Some(best), ponder),
+                None => (fallback, None),
+            };
+            vec![bestmove_line(best, ponder, with_ponder)]
         };
-        let line = bestmove_line(best, ponder, running.with_ponder);
-        if self.output.answer_once(&running.answered, [line]) {
+        if self.output.answer_once(&running.answered, answer_with) {
             log::debug!(
                 "bestmove {:.1} ms after go was read, by the controller (the search missed its deadline){}",
                 millis(running.asked_at.elapsed()),
@@ -312,10 +325,19 @@ impl Session {
     }
 
     fn set_option(&mut self, name: &str, value: Option<&str>) {
+        let before = self.settings;
         match options::apply(&mut self.settings, name, value) {
             Ok(Effect::Changed) => {
                 let engine = self.settings.engine;
-                self.with_player(|player| player.configure(engine));
+                let mut refused = None;
+                self.with_player(|player| refused = player.configure(engine).err());
+                if let Some(e) = refused {
+                    self.settings = before;
+                    self.output.error(format_args!(
+                        "option '{}': {e}; value unchanged",
+                        quote(name)
+                    ));
+                }
             }
             Ok(Effect::ClearHash) => self.with_player(|player| player.clear()),
             Err(e) => self.output.error(e),
@@ -484,8 +506,10 @@ impl Session {
 
     fn perft(&self, depth: u32) {
         let threads = self.settings.engine.threads;
-        self.output
-            .lines(divide_lines(self.game.position(), depth, threads));
+        match divide_lines(self.game.position(), depth, threads, &self.ending) {
+            Some(lines) => self.output.lines(lines),
+            None => log::info!("perft {depth} ended unfinished by quit"),
+        }
     }
 
     fn list_moves(&self) {
@@ -522,7 +546,11 @@ fn search_and_report(
 ) -> (Box<dyn Player>, Option<Duration>) {
     let thought = catch_unwind(AssertUnwindSafe(|| {
         player.think(game, limits, control, &mut |report| {
-            output.before_answer(answered, &info_line(report));
+            let best = match report.pv.as_slice() {
+                [best, rest @ ..] if report.multipv == 1 => Some((*best, rest.first().copied())),
+                _ => None,
+            };
+            output.before_answer(answered, &info_line(report), best);
         })
     }));
     // Also for a player that answers at once, and after a failure.
@@ -539,7 +567,7 @@ fn search_and_report(
         }
     };
     let answered_after = output
-        .answer_once(answered, answer)
+        .answer_once(answered, |_| answer)
         .then(|| limits.started.map(|started| started.elapsed()))
         .flatten();
     (player, answered_after)

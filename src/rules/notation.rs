@@ -65,6 +65,40 @@ pub enum FenError {
     BadFullmove(String),
 }
 
+/// Longest piece of user input (in characters) quoted back in an error message.
+const MAX_QUOTED_CHARS: usize = 40;
+
+/// Copies user text for an error message, shortened to [`MAX_QUOTED_CHARS`] characters.
+pub(crate) fn clip(text: &str) -> String {
+    match text.char_indices().nth(MAX_QUOTED_CHARS) {
+        Some((cut, _)) => format!("{}...", &text[..cut]),
+        None => text.to_string(),
+    }
+}
+
+/// Shows user input inside an error message: control characters are escaped
+/// so that the message always stays on one line.
+pub(crate) struct Quoted<'a>(pub &'a str);
+
+impl fmt::Display for Quoted<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for c in self.0.chars() {
+            if c.is_control() {
+                write!(f, "{}", c.escape_default())?;
+            } else {
+                write!(f, "{c}")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// User text made safe for one line of an error message: shortened like a
+/// token and with control characters escaped.
+pub(crate) fn quote(text: &str) -> String {
+    Quoted(&clip(text)).to_string()
+}
+
 impl fmt::Display for FenError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -80,9 +114,11 @@ impl fmt::Display for FenError {
                 expected,
                 found,
             } => write!(f, "rank {rank} describes {found} cells; it has {expected}"),
-            FenError::UnknownCharacter { rank, character } => {
-                write!(f, "unknown character '{character}' in rank {rank}")
-            }
+            FenError::UnknownCharacter { rank, character } => write!(
+                f,
+                "unknown character '{}' in rank {rank}",
+                Quoted(&character.to_string())
+            ),
             FenError::StrayCaptureMark { rank } => {
                 write!(f, "'*' in rank {rank} does not follow a piece")
             }
@@ -95,9 +131,11 @@ impl fmt::Display for FenError {
                 write!(f, "{} has {n} guards; at most 6 are allowed", color.name())
             }
             FenError::GuardOnThrone => write!(f, "a guard stands on the throne f6"),
-            FenError::BadSide(side) => write!(f, "side to move '{side}' is not 'w' or 'b'"),
+            FenError::BadSide(side) => {
+                write!(f, "side to move '{}' is not 'w' or 'b'", quote(side))
+            }
             FenError::BadFullmove(text) => {
-                write!(f, "move number '{text}' is not a positive integer")
+                write!(f, "move number '{}' is not a positive integer", quote(text))
             }
         }
     }
@@ -426,9 +464,13 @@ impl fmt::Display for MoveError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             MoveError::Syntax(text) => {
-                write!(f, "'{text}' is not a move; expected two cells like 'f1f2'")
+                write!(
+                    f,
+                    "'{}' is not a move; expected two cells like 'f1f2'",
+                    quote(text)
+                )
             }
-            MoveError::OffBoard(text) => write!(f, "cell '{text}' is not on the board"),
+            MoveError::OffBoard(text) => write!(f, "cell '{}' is not on the board", quote(text)),
             MoveError::Illegal { text, reason } => write!(f, "move {text} is not legal: {reason}"),
         }
     }

@@ -21,7 +21,7 @@ use ordering::History;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
-use tt::TranspositionTable;
+use tt::{TableTooLarge, TranspositionTable};
 
 /// The positions of docs/throne-races.txt (races to the formation from
 /// match games), for the tests of every layer that treats them apart.
@@ -418,14 +418,16 @@ impl Engine {
         self.options
     }
 
-    /// Changes the options (resizing tables when needed).
-    pub(crate) fn set_options(&mut self, options: EngineOptions) {
+    /// Changes the options (resizing tables when needed). Where the new
+    /// table's memory cannot be had, nothing changes.
+    pub(crate) fn set_options(&mut self, options: EngineOptions) -> Result<(), TableTooLarge> {
         if options.hash_mib != self.options.hash_mib {
-            self.tt = TranspositionTable::new(options.hash_mib);
+            self.tt = TranspositionTable::try_new(options.hash_mib)?;
         }
         self.histories
             .resize_with(options.threads.max(1), History::new);
         self.options = options;
+        Ok(())
     }
 
     /// Forgets everything learned (hash, histories): a new game.

@@ -378,9 +378,10 @@ impl<'a, 'h> Worker<'a, 'h> {
                 report(&self.line_report(depth, index as u32 + 1, line));
             }
             let best = self.root_moves[0].score;
-            let mate_found = limits
-                .mate
-                .is_some_and(|moves| best >= MATE_BOUND && (MATE - best + 1) / 2 <= moves as i32);
+            let mate_found = limits.mate.is_some_and(|moves| {
+                best >= MATE_BOUND
+                    && (MATE - best + 1) / 2 <= i32::try_from(moves).unwrap_or(i32::MAX)
+            });
             let decided = best.abs() >= MATE_BOUND && depth as i32 > MATE - best.abs() + 2;
             // On clocks only: a movetime is to be used in full.
             let percent = if self.shared.tuning.stability_time && limits.clock_only() {

@@ -3,7 +3,9 @@
 
 use super::*;
 use crate::rules::position::FormationOutcome;
-use crate::rules::{Color, GameResult, Position, START_FEN, legal_moves, parse_fen, parse_move};
+use crate::rules::{
+    Color, GameResult, Position, START_FEN, legal_moves, parse_fen, parse_move, start_position,
+};
 use crate::search::params;
 use rand::{Rng, SeedableRng};
 use std::sync::atomic::Ordering;
@@ -72,7 +74,7 @@ fn assert_mate_in(fen: &str, moves: u32) {
         let mut engine = quick_engine();
         let mut options = engine.options();
         options.tuning.use_network = use_network;
-        engine.set_options(options);
+        engine.set_options(options).unwrap();
         assert_keeps_the_win(&mut engine, fen, moves);
     }
 }
@@ -117,6 +119,31 @@ fn finds_a_win_in_three() {
     assert_mate_in(MATE_IN_3, 3);
 }
 
+/// A `mate` limit ends the search at the depth that proves a win within it,
+/// however large the limit (it is read at its own type, not wrapped).
+#[test]
+fn a_mate_limit_of_any_size_stops_once_the_win_is_proven() {
+    let game = Game::new(parse_fen(MATE_IN_2).unwrap());
+    let depth_reached = |mate: u32| {
+        let limits = SearchLimits {
+            mate: Some(mate),
+            depth: Some(20),
+            ..SearchLimits::default()
+        };
+        let outcome = quick_engine().search(&game, &limits, &SearchControl::default(), |_| {});
+        assert_eq!(outcome.score, Score::Mate(2), "mate {mate}");
+        outcome.depth
+    };
+    let proven_at = depth_reached(2);
+    assert!(
+        proven_at < 20,
+        "the win in 2 was proven only at depth {proven_at}"
+    );
+    for mate in [3, i32::MAX as u32, i32::MAX as u32 + 1, u32::MAX] {
+        assert_eq!(depth_reached(mate), proven_at, "mate {mate}");
+    }
+}
+
 /// From a match game: White's queen stands next to the throne among her
 /// guards, Black's is far off.
 const QUEEN_AMONG_HER_GUARDS: &str = "4g1/7/3g4/4G1G2/4Q5/4G1G3g/3G5q/4G4/g7/1g5/4g1 w 64";
@@ -129,7 +156,7 @@ fn engine_with(switch_on: SwitchOn) -> Engine {
     let mut engine = quick_engine();
     let mut options = engine.options();
     switch_on(&mut options.tuning);
-    engine.set_options(options);
+    engine.set_options(options).unwrap();
     engine
 }
 
@@ -141,7 +168,7 @@ fn engine_without_threats(switch_on: SwitchOn) -> Engine {
     let mut engine = engine_with(switch_on);
     let mut options = engine.options();
     options.tuning.quiescence_threats = false;
-    engine.set_options(options);
+    engine.set_options(options).unwrap();
     engine
 }
 
@@ -783,4 +810,25 @@ fn improving_compares_with_the_side_to_moves_own_earlier_evaluation() {
     assert!(improving(&[None, None, None, None], Some(20)));
     assert!(improving(&[Some(10)], Some(-20)));
     assert!(improving(&[Some(900), Some(0)], None));
+}
+
+/// A hash table larger than the system can give is refused, and the engine
+/// keeps its options and its table.
+#[test]
+fn a_table_the_system_will_not_give_changes_nothing() {
+    let mut engine = quick_engine();
+    let before = engine.options();
+    let mut options = before;
+    options.hash_mib = usize::MAX >> 20;
+    options.multipv = 3;
+    assert_eq!(
+        engine.set_options(options),
+        Err(TableTooLarge {
+            mib: usize::MAX >> 20
+        })
+    );
+    assert_eq!(engine.options().hash_mib, before.hash_mib);
+    assert_eq!(engine.options().multipv, before.multipv);
+    let outcome = search_to(&mut engine, &Game::new(start_position()), 2);
+    assert!(outcome.best.is_some());
 }

@@ -140,6 +140,19 @@ fn score_from_tt(score: i32, ply: usize) -> i32 {
     }
 }
 
+/// A table size whose memory the system would not give.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct TableTooLarge {
+    /// The size asked for, in MiB.
+    pub mib: usize,
+}
+
+impl std::fmt::Display for TableTooLarge {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "cannot allocate {} MiB for the hash table", self.mib)
+    }
+}
+
 /// The shared table.
 pub(crate) struct TranspositionTable {
     buckets: Vec<Bucket>,
@@ -149,10 +162,26 @@ pub(crate) struct TranspositionTable {
 impl TranspositionTable {
     /// A table using at most `mib` MiB (at least one bucket).
     pub(crate) fn new(mib: usize) -> TranspositionTable {
-        let count = (mib.saturating_mul(1 << 20) / size_of::<Bucket>()).max(1);
+        let count = Self::buckets_in(mib);
         let mut buckets = Vec::with_capacity(count);
         buckets.resize_with(count, Bucket::default);
         TranspositionTable { buckets, age: 0 }
+    }
+
+    /// As [`TranspositionTable::new`], or an error where the memory cannot
+    /// be had, for sizes chosen at run time (`setoption name Hash`).
+    pub(crate) fn try_new(mib: usize) -> Result<TranspositionTable, TableTooLarge> {
+        let count = Self::buckets_in(mib);
+        let mut buckets = Vec::new();
+        buckets
+            .try_reserve_exact(count)
+            .map_err(|_| TableTooLarge { mib })?;
+        buckets.resize_with(count, Bucket::default);
+        Ok(TranspositionTable { buckets, age: 0 })
+    }
+
+    fn buckets_in(mib: usize) -> usize {
+        (mib.saturating_mul(1 << 20) / size_of::<Bucket>()).max(1)
     }
 
     /// Empties every entry.

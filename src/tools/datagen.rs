@@ -537,7 +537,9 @@ fn play_game(
         };
         let mut options = searcher.options();
         options.multipv = if varied { 4 } else { 1 };
-        searcher.set_options(options);
+        searcher
+            .set_options(options)
+            .expect("the table keeps its size");
         let mut lines: Vec<SearchReport> = Vec::new();
         let outcome = searcher.search(&game, searcher_limits, control, |report| {
             if report.multipv == 1 {
@@ -559,7 +561,9 @@ fn play_game(
             // learning side judges the position with its own search.
             let mut options = engine.options();
             options.multipv = 1;
-            engine.set_options(options);
+            engine
+                .set_options(options)
+                .expect("the table keeps its size");
             let judged = engine.search(&game, &limits, control, |_| {});
             if control.stop.load(Ordering::SeqCst) {
                 return None;
@@ -785,7 +789,9 @@ pub fn run(
                         opponent_options.tuning.use_network = true;
                         opponent_options.tuning.network =
                             settings.opponents[rng.random_range(0..settings.opponents.len())];
-                        opponent_engine.set_options(opponent_options);
+                        opponent_engine
+                            .set_options(opponent_options)
+                            .expect("the table keeps its size");
                         Opponent {
                             engine: opponent_engine,
                             color: if rng.random_bool(0.5) {

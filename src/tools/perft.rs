@@ -3,7 +3,18 @@
 use crate::rules::Position;
 use crate::rules::perft::{divide_lines, perft_divide};
 use std::io::{self, Write};
+use std::sync::atomic::AtomicBool;
 use std::time::Instant;
+
+/// The stop flag of a count on the command line, which runs to its end
+/// (Ctrl-C ends the process).
+fn never_stopped() -> AtomicBool {
+    AtomicBool::new(false)
+}
+
+fn interrupted() -> io::Error {
+    io::Error::other("the count was interrupted")
+}
 
 /// Writes the divide lines of [`divide_lines`].
 pub fn write_divide(
@@ -12,7 +23,7 @@ pub fn write_divide(
     depth: u32,
     threads: usize,
 ) -> io::Result<()> {
-    for line in divide_lines(position, depth, threads) {
+    for line in divide_lines(position, depth, threads, &never_stopped()).ok_or_else(interrupted)? {
         writeln!(out, "{line}")?;
     }
     out.flush()
@@ -27,7 +38,8 @@ pub fn write_perft_table(
 ) -> io::Result<()> {
     for current in 1..=depth {
         let started = Instant::now();
-        let nodes: u64 = perft_divide(position, current, threads)
+        let nodes: u64 = perft_divide(position, current, threads, &never_stopped())
+            .ok_or_else(interrupted)?
             .iter()
             .map(|(_, count)| count)
             .sum();

@@ -87,7 +87,16 @@ fn setoption_lines() {
         ok("setoption name some option value two  words"),
         Command::SetOption {
             name: "some option".into(),
-            value: Some("two words".into())
+            value: Some("two  words".into())
+        }
+    );
+    // The value is the rest of the line as written, so that a file name
+    // keeps its inner whitespace; only the whitespace around it goes.
+    assert_eq!(
+        ok("setoption name EvalFile value \t/tmp/my  nets/a\tb.nnue  "),
+        Command::SetOption {
+            name: "EvalFile".into(),
+            value: Some("/tmp/my  nets/a\tb.nnue".into())
         }
     );
     // Only the first `value` separates name and value.

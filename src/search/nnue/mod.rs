@@ -8,6 +8,7 @@ mod stack;
 
 use crate::rules::dense::{dense, turned};
 use crate::rules::geometry::{CELL_COUNT, NEAR_THRONE};
+use crate::rules::notation::Quoted;
 use crate::rules::{Cell, Color, Kind, Piece, Position};
 use simd::{Level, Pending};
 pub use stack::AccumulatorStack;
@@ -161,7 +162,11 @@ impl std::fmt::Display for NetworkError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             NetworkError::Read { path, message, .. } => {
-                write!(f, "cannot read {}: {message}", path.display())
+                write!(
+                    f,
+                    "cannot read {}: {message}",
+                    Quoted(&path.display().to_string())
+                )
             }
             NetworkError::BadMagic => write!(f, "not an agon network file (bad magic)"),
             NetworkError::Shape {
@@ -188,7 +193,9 @@ impl std::fmt::Display for NetworkError {
                 f,
                 "{what} {index} is {value}, beyond the limit {limit} (+/-) of a trained network"
             ),
-            NetworkError::InFile { path, reason } => write!(f, "{}: {reason}", path.display()),
+            NetworkError::InFile { path, reason } => {
+                write!(f, "{}: {reason}", Quoted(&path.display().to_string()))
+            }
         }
     }
 }
