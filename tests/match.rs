@@ -255,6 +255,13 @@ fn a_crash_without_recover_stops_the_run() {
 }
 
 fn white_only_match(dir: &Path, extra: &[&str]) -> Output {
+    let args = white_only_args(dir, extra);
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    agon_match(&refs)
+}
+
+/// Six games of `good` against `half`, which plays only as White.
+fn white_only_args(dir: &Path, extra: &[&str]) -> Vec<String> {
     let engine = scripted();
     let mut args = vec![
         "-engine".to_string(),
@@ -276,8 +283,7 @@ fn white_only_match(dir: &Path, extra: &[&str]) -> Output {
         dir.join("games.pgn").display().to_string(),
     ];
     args.extend(extra.iter().map(|s| s.to_string()));
-    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-    agon_match(&refs)
+    args
 }
 
 #[test]
@@ -306,7 +312,25 @@ fn a_run_stopped_after_some_games_resumes_to_the_same_totals() {
     assert!(!first_text.contains("Finished game 4"), "{first_text}");
     assert_eq!(json_records(&dir.join("games.jsonl")).len(), 3);
 
-    let resumed = agon_match(&["-resume", state_arg]);
+    // An option that would change the run is refused, and nothing is
+    // touched.
+    let records_before = std::fs::read(dir.join("games.jsonl")).unwrap();
+    let state_before = std::fs::read(&state).unwrap();
+    let changed = agon_match(&["-resume", state_arg, "-games", "8"]);
+    assert!(!changed.status.success());
+    let message = String::from_utf8_lossy(&changed.stderr);
+    assert!(
+        message
+            .contains("only -maxgames, -concurrency and -shard may be given again, not -games 8"),
+        "{message}"
+    );
+    assert_eq!(
+        std::fs::read(dir.join("games.jsonl")).unwrap(),
+        records_before
+    );
+    assert_eq!(std::fs::read(&state).unwrap(), state_before);
+
+    let resumed = agon_match(&["-resume", state_arg, "-concurrency", "1"]);
     let resumed_text = stdout(&resumed);
     assert!(resumed.status.success(), "{resumed_text}");
     assert!(
@@ -646,4 +670,209 @@ fn resuming_a_complete_run_prints_its_statistics() {
         "{again_text}"
     );
     assert_eq!(last_summary(&again_text), last_summary(&first_text));
+}
+
+/// A run whose SPRT was decided plays no more games when it is resumed: one
+/// more game could move the decision it already announced.
+#[test]
+fn a_decided_sprt_is_not_played_on_when_resumed() {
+    let dir = scratch_dir("decided");
+    let state = dir.join("state.json");
+    let jsonl = dir.join("games.jsonl");
+    let engine = scripted();
+    // `second` loses both games of one pair, one game of the next: the
+    // test is decided after a few pairs.
+    let second = "iiid".repeat(10);
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "-engine".to_string(),
+            format!("cmd={engine}"),
+            "name=first".into(),
+            "args=good".into(),
+            "-engine".into(),
+            format!("cmd={engine}"),
+            "name=second".into(),
+            format!("args=pattern {second}"),
+            "-each".into(),
+            "st=0.05".into(),
+            "-games".into(),
+            "40".into(),
+            "-repeat".into(),
+            "-sprt".into(),
+            "elo0=0".into(),
+            "elo1=100".into(),
+            "-state".into(),
+            state.display().to_string(),
+            "-jsonl".into(),
+            jsonl.display().to_string(),
+        ];
+        args.extend(extra.iter().map(|s| s.to_string()));
+        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+        agon_match(&refs)
+    };
+    let first = run(&[]);
+    let first_text = stdout(&first);
+    assert!(first.status.success(), "{first_text}");
+    assert!(
+        first_text.contains("SPRT decided: H1 was accepted"),
+        "{first_text}"
+    );
+    let played = json_count(&jsonl);
+    assert!(played < 40, "{first_text}");
+    let state_before = std::fs::read(&state).unwrap();
+
+    let resumed = run(&["-resume", "auto"]);
+    let resumed_text = stdout(&resumed);
+    assert!(resumed.status.success(), "{resumed_text}");
+    assert!(
+        resumed_text.contains("SPRT decided: H1 was accepted"),
+        "{resumed_text}"
+    );
+    assert!(!resumed_text.contains("Finished game"), "{resumed_text}");
+    assert_eq!(json_count(&jsonl), played);
+    assert_eq!(std::fs::read(&state).unwrap(), state_before);
+}
+
+/// An engine that writes bytes that are not UTF-8, and lines longer than the
+/// runner keeps, still plays its games: only a missing or illegal move, or an
+/// engine that ends, loses.
+#[test]
+fn an_engine_with_odd_output_still_plays() {
+    let engine = scripted();
+    let output = agon_match(&[
+        "-engine",
+        &format!("cmd={engine}"),
+        "name=good",
+        "args=good",
+        "-engine",
+        &format!("cmd={engine}"),
+        "name=noisy",
+        "args=noisy",
+        "-each",
+        "st=0.5",
+        "-games",
+        "2",
+    ]);
+    let text = stdout(&output);
+    assert!(output.status.success(), "{text}");
+    assert!(text.contains("Finished match: 2 games"), "{text}");
+    assert!(
+        text.contains("Draws: 2 of 2 games (2 by repetition)"),
+        "{text}"
+    );
+}
+
+/// The run's progress goes to standard output, its records to files: a
+/// reader of the progress that quits (a pager, a `tee` stopped by Ctrl-C)
+/// does not end the run.
+#[test]
+fn a_closed_standard_output_does_not_end_a_run() {
+    let dir = scratch_dir("closed-stdout");
+    let mut child = Command::new(AGON)
+        .arg("match")
+        .args(white_only_args(&dir, &[]))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("agon runs");
+    drop(child.stdout.take());
+    let status = child.wait().expect("agon ends");
+    assert!(status.success(), "{status}");
+    assert_eq!(game_numbers(&dir.join("games.jsonl")), [1, 2, 3, 4, 5, 6]);
+}
+
+/// A run that cannot write its records stops with an error, and stops its
+/// engines first: none is left running.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_run_that_cannot_write_leaves_no_engine_running() {
+    let engine = scripted();
+    let tag = format!(
+        "tag-{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos()
+    );
+    let output = agon_match(&[
+        "-engine",
+        &format!("cmd={engine}"),
+        "name=a",
+        &format!("args=good {tag}"),
+        "-engine",
+        &format!("cmd={engine}"),
+        "name=b",
+        &format!("args=good {tag}"),
+        "-each",
+        "st=0.05",
+        "-games",
+        "8",
+        "-concurrency",
+        "2",
+        "-jsonl",
+        "/dev/full",
+    ]);
+    assert!(!output.status.success(), "{}", stdout(&output));
+    let running: Vec<String> = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|entry| std::fs::read(entry.ok()?.path().join("cmdline")).ok())
+        .map(|cmdline| String::from_utf8_lossy(&cmdline).replace('\0', " "))
+        .filter(|cmdline| cmdline.contains(&tag))
+        .collect();
+    assert!(running.is_empty(), "{running:?}");
+}
+
+/// Two processes on one state would play the same games and mix their
+/// writes: while a run holds its state, the same command is refused.
+#[test]
+fn a_second_process_on_a_running_state_is_refused() {
+    let dir = scratch_dir("locked");
+    let state = dir.join("state.json");
+    let engine = scripted();
+    let args = [
+        "-engine".to_string(),
+        format!("cmd={engine}"),
+        "name=a".into(),
+        "args=late 0.2".into(),
+        "-engine".into(),
+        format!("cmd={engine}"),
+        "name=b".into(),
+        "args=late 0.2".into(),
+        "-each".into(),
+        "st=1".into(),
+        "-games".into(),
+        "20".into(),
+        "-state".into(),
+        state.display().to_string(),
+        "-jsonl".into(),
+        dir.join("games.jsonl").display().to_string(),
+        "-resume".into(),
+        "auto".into(),
+    ];
+    let mut first = Command::new(AGON)
+        .arg("match")
+        .args(&args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("agon runs");
+    let lock = dir.join("state.json.lock");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !lock.exists() {
+        assert!(Instant::now() < deadline, "no lock beside the state");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let second = agon_match(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    let _ = first.kill();
+    let _ = first.wait();
+    assert!(!second.status.success(), "{}", stdout(&second));
+    let message = String::from_utf8_lossy(&second.stderr);
+    assert!(
+        message.contains("another process is running this match now"),
+        "{message}"
+    );
 }

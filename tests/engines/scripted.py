@@ -14,6 +14,8 @@ misbehaviour:
   late [S]  answers `go` only after S seconds (default 0.5)
   whiteonly plays the shuffle as White and the illegal move f1f3 as Black
   nostart   never says `uciok`
+  noisy     plays the shuffle, after writing a Latin-1 byte (not UTF-8) and
+            a line of 2 MiB before `uciok` and before each move
   pattern P game k (counted by `ucinewgame`) follows letter k of P: `d`
             plays the shuffle, `i` plays the illegal move f1f3
 """
@@ -26,6 +28,12 @@ SHUFFLE = {0: ["f1e1", "e1f1"], 1: ["f11g11", "g11f11"]}
 def say(line):
     sys.stdout.write(line + "\n")
     sys.stdout.flush()
+
+
+def noise():
+    sys.stdout.flush()
+    sys.stdout.buffer.write(b"info string M\xfcller\n" + b"x" * (2 << 20) + b"\n")
+    sys.stdout.buffer.flush()
 
 
 def main():
@@ -44,6 +52,8 @@ def main():
                 continue
             say("id name scripted-" + mode)
             say("option name Hash type spin default 1 min 1 max 16")
+            if mode == "noisy":
+                noise()
             say("uciok")
         elif command == "isready":
             say("readyok")
@@ -65,6 +75,8 @@ def main():
             if mode == "illegal" or cheat:
                 say("bestmove f1f3")
                 continue
+            if mode == "noisy":
+                noise()
             side = plies % 2
             move = SHUFFLE[side][(plies // 2) % 2]
             score = 80 if mode == "boast" else 10 - plies

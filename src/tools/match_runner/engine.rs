@@ -2,7 +2,7 @@
 //! line with deadlines, and always reap it.
 
 use super::options::{EngineSpec, Timeouts};
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
@@ -114,8 +114,8 @@ impl EngineProcess {
         let reader_name = spec.name.clone();
         // Detached: if the engine left a grandchild holding the pipe, joining could hang.
         thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
+            let mut reader = BufReader::new(stdout);
+            while let Some(line) = read_engine_line(&mut reader) {
                 log::trace!("{reader_name} > {line}");
                 if sender.send(line).is_err() {
                     break;
@@ -197,6 +197,44 @@ impl EngineProcess {
 }
 
 /// Says what a failed wait of at most `limit` for `what` means.
+/// The longest engine output line kept, in bytes; the rest of a longer
+/// line is skipped, so an engine that never ends a line cannot fill memory.
+const MAX_ENGINE_LINE: usize = 1 << 20;
+
+/// The next line the engine writes, without its line end, or `None` when its
+/// output ends. Bytes that are not UTF-8 are replaced rather than taken
+/// for the end of the engine: only the protocol's words matter here.
+fn read_engine_line(reader: &mut impl BufRead) -> Option<String> {
+    let mut bytes = Vec::new();
+    let limit = u64::try_from(MAX_ENGINE_LINE).unwrap_or(u64::MAX);
+    match reader.by_ref().take(limit).read_until(b'\n', &mut bytes) {
+        Ok(0) | Err(_) => return None,
+        Ok(_) => {}
+    }
+    if bytes.last() != Some(&b'\n') && bytes.len() >= MAX_ENGINE_LINE {
+        skip_rest_of_line(reader);
+    }
+    let text = String::from_utf8_lossy(&bytes);
+    Some(text.trim_end_matches(['\n', '\r']).to_string())
+}
+
+/// Reads up to and including the next line end (or the end of output).
+fn skip_rest_of_line(reader: &mut impl BufRead) {
+    loop {
+        let Ok(chunk) = reader.fill_buf() else { return };
+        if chunk.is_empty() {
+            return;
+        }
+        match chunk.iter().position(|&b| b == b'\n') {
+            Some(end) => return reader.consume(end + 1),
+            None => {
+                let length = chunk.len();
+                reader.consume(length);
+            }
+        }
+    }
+}
+
 fn explain(failure: Failure, what: &str, limit: Duration) -> String {
     match failure {
         Failure::Crashed => format!("exited before {what}"),
@@ -219,5 +257,33 @@ impl Drop for EngineProcess {
         }
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Cursor;
+
+    #[test]
+    fn engine_lines_are_bounded_and_bad_bytes_replaced() {
+        let mut output = b"uciok\r\nid author M\xfcller\n".to_vec();
+        output.extend(std::iter::repeat_n(b'x', MAX_ENGINE_LINE + 10));
+        output.extend(b"\nbestmove f1f2");
+        let mut reader = Cursor::new(output);
+        assert_eq!(read_engine_line(&mut reader).as_deref(), Some("uciok"));
+        assert_eq!(
+            read_engine_line(&mut reader).as_deref(),
+            Some("id author M\u{fffd}ller")
+        );
+        assert_eq!(
+            read_engine_line(&mut reader).map(|line| line.len()),
+            Some(MAX_ENGINE_LINE)
+        );
+        assert_eq!(
+            read_engine_line(&mut reader).as_deref(),
+            Some("bestmove f1f2")
+        );
+        assert_eq!(read_engine_line(&mut reader), None);
     }
 }

@@ -26,7 +26,7 @@ use options::{MatchConfig, Request, Resume, UsageError};
 use record::{GameRecord, Verdict};
 use referee::{GameSetup, play_game};
 use schedule::{is_own_game, slot, statistics_lines};
-use state::SavedState;
+use state::{RunLock, SavedState};
 use std::collections::{BTreeSet, HashMap};
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -55,13 +55,23 @@ struct OtherShard {
 /// must not lose its game.
 const INTERRUPT_GRACE: Duration = Duration::from_millis(300);
 
+/// Prints a line of the run's progress. A standard output that has gone
+/// away (a pager or a `tee` that quit) must not end a run whose records go
+/// to files, so write errors are ignored.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout().lock(), $($arg)*);
+    }};
+}
+
 /// Runs `agon match` with the arguments after the subcommand.
 pub fn run(args: &[String]) -> Result<(), MatchError> {
     // From the start: a SIGTERM must never kill a run outright.
     interrupted();
     let config = match options::parse(args)? {
         Request::Help => {
-            print!("{}", options::usage());
+            say!("{}", options::usage().trim_end());
             return Ok(());
         }
         Request::Run(config) => *config,
@@ -69,8 +79,19 @@ pub fn run(args: &[String]) -> Result<(), MatchError> {
     let (mut config, saved) = match &config.resume {
         Some(Resume::From(path)) => {
             let saved = SavedState::load(path)?;
+            let given = strip_resume(args);
+            let changed = options::without_per_invocation(&given);
+            if !changed.is_empty() {
+                return Err(UsageError(format!(
+                    "-resume {} continues the run with the command line saved in it; \
+                     only -maxgames, -concurrency and -shard may be given again, not {}",
+                    path.display(),
+                    changed.join(" ")
+                ))
+                .into());
+            }
             let mut resumed_args = saved.args.clone();
-            resumed_args.extend(strip_resume(args));
+            resumed_args.extend(given);
             let Request::Run(mut resumed) = options::parse(&resumed_args)? else {
                 return Err(MatchError::content(path, "the state holds no match"));
             };
@@ -84,9 +105,16 @@ pub fn run(args: &[String]) -> Result<(), MatchError> {
         config.state_file = Some(path.clone());
     }
     check_shard_setup(&config)?;
-    let saved = match saved {
-        Some(saved) => Some(saved),
-        None => existing_state(&config, args)?,
+    let _run_lock = match &config.state_file {
+        Some(path) => Some(RunLock::take(path)?),
+        None => None,
+    };
+    let saved = match (saved, &config.resume) {
+        // Read again under the lock: a process that held it until now may
+        // have saved more games.
+        (Some(_), Some(Resume::From(path))) => Some(SavedState::load(path)?),
+        (Some(saved), _) => Some(saved),
+        (None, _) => existing_state(&config, args)?,
     };
     if saved.is_none() {
         check_fresh_start(&config)?;
@@ -434,16 +462,35 @@ impl Runner {
             .count() as u64
     }
 
+    /// The SPRT's decision on the games played so far, if it has one: on
+    /// this run's games, or for a shard on the games of every shard (a
+    /// shard never decides on its own).
+    fn decided(
+        &self,
+        other_shards: &mut HashMap<u64, OtherShard>,
+    ) -> Result<Option<Halt>, MatchError> {
+        if self.shared.config.shard.is_whole() {
+            return Ok(self.sprt_decision(&self.own_tally()).map(Halt::Decided));
+        }
+        if self.shared.config.sprt.is_none() {
+            return Ok(None);
+        }
+        let merged = self.merged_tally(other_shards)?;
+        Ok(self
+            .sprt_decision(&merged)
+            .map(|decision| Halt::DecidedAcrossShards(decision, merged.games())))
+    }
+
     fn run(mut self) -> Result<(), MatchError> {
         let total = self.shared.config.total_games();
         let shard = self.shared.config.shard;
         let own_total = self.own_total();
         if !shard.is_whole() {
-            println!("Shard {shard}: {own_total} of the {total} games of the run");
+            say!("Shard {shard}: {own_total} of the {total} games of the run");
         }
         let played_before = self.journal.played();
         if played_before > 0 {
-            println!("Resuming: {played_before} of {own_total} games already played");
+            say!("Resuming: {played_before} of {own_total} games already played");
         }
         let queue = Arc::new(Mutex::new(Queue {
             next: self.journal.first_unfinished(),
@@ -451,6 +498,19 @@ impl Runner {
             done: self.journal.finished_out_of_order(),
             left_to_start: self.shared.config.max_games,
         }));
+        let mut other_shards: HashMap<u64, OtherShard> = HashMap::new();
+        // A run resumed after its test was decided plays no more games: one
+        // more could move the decision it already announced.
+        let decided_before = if played_before > 0 {
+            self.decided(&mut other_shards)?
+        } else {
+            None
+        };
+        let mut halt = Halt::Complete;
+        if let Some(decided) = decided_before {
+            halt = decided;
+            self.shared.stop.store(true, Ordering::SeqCst);
+        }
         let interrupted = Arc::clone(interrupted());
         let threads = (self.shared.config.concurrency as u64).min(own_total.max(1));
         // Bounded: a worker waits until its last game is recorded, so that
@@ -466,9 +526,8 @@ impl Runner {
             .collect();
         drop(sender);
         let stop = &self.shared.stop;
-        let mut halt = Halt::Complete;
         let mut since_report = 0;
-        let mut other_shards: HashMap<u64, OtherShard> = HashMap::new();
+        let mut failure = None;
         loop {
             if interrupted.load(Ordering::SeqCst) && !stop.load(Ordering::SeqCst) {
                 halt = Halt::Interrupted;
@@ -486,7 +545,7 @@ impl Runner {
                 Err(RecvTimeoutError::Timeout) => continue,
                 Err(RecvTimeoutError::Disconnected) => break,
             };
-            println!(
+            say!(
                 "Finished game {} ({} vs {}): {} {{{}}}",
                 record.game,
                 record.white,
@@ -499,7 +558,10 @@ impl Runner {
                 Verdict::Win(Color::White) => record.black.clone(),
                 _ => record.white.clone(),
             };
-            self.journal.add(&self.shared.config, record)?;
+            if let Err(e) = self.journal.add(&self.shared.config, record) {
+                failure = Some(e);
+                break;
+            }
             since_report += 1;
             if since_report >= self.shared.config.rating_interval {
                 since_report = 0;
@@ -511,23 +573,29 @@ impl Runner {
             if broken && !self.shared.config.recover {
                 halt = Halt::EngineBroken(loser);
                 stop.store(true, Ordering::SeqCst);
-            } else if shard.is_whole() {
-                if let Some(decision) = self.sprt_decision(&self.own_tally()) {
-                    halt = Halt::Decided(decision);
-                    stop.store(true, Ordering::SeqCst);
-                }
-            } else if self.shared.config.sprt.is_some() {
-                // A shard decides on the games of every shard, never on its own.
-                let merged = self.merged_tally(&mut other_shards)?;
-                if let Some(decision) = self.sprt_decision(&merged) {
-                    halt = Halt::DecidedAcrossShards(decision, merged.games());
-                    stop.store(true, Ordering::SeqCst);
+            } else {
+                match self.decided(&mut other_shards) {
+                    Ok(Some(decided)) => {
+                        halt = decided;
+                        stop.store(true, Ordering::SeqCst);
+                    }
+                    Ok(None) => {}
+                    Err(e) => {
+                        failure = Some(e);
+                        break;
+                    }
                 }
             }
         }
+        // After a failure too: the workers stop, and their engines with them.
+        stop.store(true, Ordering::SeqCst);
+        drop(results);
         for worker in workers {
             // A worker that panicked has lost only its own game, which is not recorded.
             let _ = worker.join();
+        }
+        if let Some(e) = failure {
+            return Err(e);
         }
         let played = self.journal.played();
         if matches!(halt, Halt::Complete)
@@ -569,36 +637,36 @@ impl Runner {
         };
         let outcome = match halt {
             Halt::Complete => {
-                println!("Finished {what}: {played} games");
+                say!("Finished {what}: {played} games");
                 Ok(())
             }
             Halt::Decided(decision) => {
-                println!("SPRT decided: {}; finished {what}", decision_text(decision));
+                say!("SPRT decided: {}; finished {what}", decision_text(decision));
                 Ok(())
             }
             Halt::DecidedAcrossShards(decision, games) => {
-                println!(
+                say!(
                     "SPRT decided on the games of all shards ({games} games): {}; finished {what}",
                     decision_text(decision)
                 );
                 Ok(())
             }
             Halt::EngineBroken(name) => {
-                println!("Stopped: engine {name} failed (use -recover to go on){resume_hint}");
+                say!("Stopped: engine {name} failed (use -recover to go on){resume_hint}");
                 Err(MatchError::Engine(format!(
                     "engine {name} failed after {played} games"
                 )))
             }
             Halt::WorkerFailed(message) => {
-                println!("Stopped: {message}{resume_hint}");
+                say!("Stopped: {message}{resume_hint}");
                 Err(MatchError::Stopped(message))
             }
             Halt::Interrupted => {
-                println!("Interrupted after {played} of {own_total} games{resume_hint}");
+                say!("Interrupted after {played} of {own_total} games{resume_hint}");
                 Err(MatchError::Stopped("interrupted".into()))
             }
             Halt::GameLimit => {
-                println!(
+                say!(
                     "Stopped after the -maxgames limit: {played} of {own_total} games played{resume_hint}"
                 );
                 Ok(())
@@ -633,8 +701,21 @@ impl Runner {
             let stale = known.is_none_or(|other| {
                 other.modified != modified && other.read_at.elapsed() >= SHARD_CHECK_INTERVAL
             });
-            if stale && path.exists() {
-                let other = SavedState::load(&path)?;
+            let loaded = if stale && path.exists() {
+                match SavedState::load(&path) {
+                    Ok(other) => Some(other),
+                    Err(e) => {
+                        // A shared file system may fail a read while the
+                        // other shard replaces its state: its last tally
+                        // stands until the next look.
+                        log::warn!("cannot read shard {number}'s state now: {e}");
+                        None
+                    }
+                }
+            } else {
+                None
+            };
+            if let Some(other) = loaded {
                 if other.args != self.args || other.seed != self.seed {
                     return Err(MatchError::content(
                         &path,
@@ -672,7 +753,7 @@ impl Runner {
     fn print_statistics(&self) {
         let config = &self.shared.config;
         for line in statistics_lines(config, &self.journal.standing(config)) {
-            println!("{line}");
+            say!("{line}");
         }
         let _ = std::io::stdout().flush();
     }
