@@ -489,3 +489,26 @@ fn datagen_refuses_bad_arguments() {
     }
     assert!(!Path::new(data).exists(), "a refused run wrote its file");
 }
+
+/// Two processes on one file would play the same seeds and write over each
+/// other's records: while one holds the file, another is refused and the
+/// file is untouched.
+#[test]
+fn a_second_process_on_the_same_file_is_refused() {
+    let dir = scratch_dir("datagen-locked");
+    let path = dir.join("data.bin");
+    let path_text = path.to_str().unwrap();
+    let held = agon::tools::run_lock::RunLock::take(&path).unwrap();
+    let mut args = datagen_args(path_text, "1");
+    args.extend(["--games", "1"]);
+    let run = run_agon(&args);
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(!run.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("another process is running on it now"),
+        "{stderr}"
+    );
+    assert!(!path.exists() || size(path_text) == 0);
+    drop(held);
+    datagen(path_text, "1", "1");
+}

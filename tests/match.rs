@@ -872,7 +872,7 @@ fn a_second_process_on_a_running_state_is_refused() {
     assert!(!second.status.success(), "{}", stdout(&second));
     let message = String::from_utf8_lossy(&second.stderr);
     assert!(
-        message.contains("another process is running this match now"),
+        message.contains("another process is running on it now"),
         "{message}"
     );
 }

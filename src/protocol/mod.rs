@@ -100,7 +100,7 @@ pub(crate) fn run(
 ///
 /// When the loop cannot start.
 pub fn run_engine() -> io::Result<()> {
-    let engine = Engine::new(EngineOptions::default());
+    let engine = Engine::new(EngineOptions::default()).map_err(io::Error::other)?;
     run(Box::new(engine), BufReader::new(io::stdin()), io::stdout())
 }
 

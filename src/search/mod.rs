@@ -21,7 +21,8 @@ use ordering::History;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
-use tt::{TableTooLarge, TranspositionTable};
+pub(crate) use tt::TableTooLarge;
+use tt::TranspositionTable;
 
 /// The positions of docs/throne-races.txt (races to the formation from
 /// match games), for the tests of every layer that treats them apart.
@@ -402,15 +403,16 @@ pub(crate) fn to_score(score: i32) -> Score {
 }
 
 impl Engine {
-    /// A new engine with the given options.
-    pub(crate) fn new(options: EngineOptions) -> Engine {
-        Engine {
+    /// A new engine with the given options, or an error where the system
+    /// will not give the memory of its hash table.
+    pub(crate) fn new(options: EngineOptions) -> Result<Engine, TableTooLarge> {
+        Ok(Engine {
             options,
-            tt: TranspositionTable::new(options.hash_mib),
+            tt: TranspositionTable::new(options.hash_mib)?,
             histories: (0..options.threads.max(1))
                 .map(|_| History::new())
                 .collect(),
-        }
+        })
     }
 
     /// The options in force.
@@ -422,7 +424,7 @@ impl Engine {
     /// table's memory cannot be had, nothing changes.
     pub(crate) fn set_options(&mut self, options: EngineOptions) -> Result<(), TableTooLarge> {
         if options.hash_mib != self.options.hash_mib {
-            self.tt = TranspositionTable::try_new(options.hash_mib)?;
+            self.tt = TranspositionTable::new(options.hash_mib)?;
         }
         self.histories
             .resize_with(options.threads.max(1), History::new);

@@ -46,6 +46,7 @@ fn quick_engine() -> Engine {
         hash_mib: 4,
         ..EngineOptions::default()
     })
+    .unwrap()
 }
 
 fn search_to(engine: &mut Engine, game: &Game, depth: u32) -> SearchOutcome {
@@ -529,7 +530,8 @@ fn multipv_reports_distinct_lines_best_first() {
         hash_mib: 4,
         multipv: 3,
         ..EngineOptions::default()
-    });
+    })
+    .unwrap();
     let mut last = Vec::new();
     search_to_with(&mut engine, &game, 4, |report| {
         if report.multipv == 1 {
@@ -597,7 +599,8 @@ fn with_two_threads_the_last_report_is_the_move_played() {
         hash_mib: 8,
         threads: 2,
         ..EngineOptions::default()
-    });
+    })
+    .unwrap();
     for _ in 0..5 {
         let limits = SearchLimits {
             movetime: Some(std::time::Duration::from_millis(60)),
@@ -624,7 +627,8 @@ fn two_threads_agree_on_a_forced_win() {
         hash_mib: 4,
         threads: 2,
         ..EngineOptions::default()
-    });
+    })
+    .unwrap();
     assert_eq!(search_to(&mut engine, &game, 6).score, Score::Mate(2));
 }
 
@@ -703,7 +707,8 @@ fn progress_fades_the_score_with_the_games_plies_without_progress() {
                 hash_mib: 4,
                 tuning,
                 ..EngineOptions::default()
-            });
+            })
+            .unwrap();
             let limits = SearchLimits {
                 depth: Some(1),
                 searchmoves: moves.to_vec(),
@@ -812,10 +817,15 @@ fn improving_compares_with_the_side_to_moves_own_earlier_evaluation() {
     assert!(improving(&[Some(900), Some(0)], None));
 }
 
-/// A hash table larger than the system can give is refused, and the engine
-/// keeps its options and its table.
+/// A hash table larger than the system can give is refused: a new engine
+/// is not made, and an engine keeps its options and its table.
 #[test]
 fn a_table_the_system_will_not_give_changes_nothing() {
+    let too_large = EngineOptions {
+        hash_mib: usize::MAX >> 20,
+        ..EngineOptions::default()
+    };
+    assert!(Engine::new(too_large).is_err());
     let mut engine = quick_engine();
     let before = engine.options();
     let mut options = before;

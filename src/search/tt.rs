@@ -147,6 +147,8 @@ pub(crate) struct TableTooLarge {
     pub mib: usize,
 }
 
+impl std::error::Error for TableTooLarge {}
+
 impl std::fmt::Display for TableTooLarge {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "cannot allocate {} MiB for the hash table", self.mib)
@@ -160,28 +162,17 @@ pub(crate) struct TranspositionTable {
 }
 
 impl TranspositionTable {
-    /// A table using at most `mib` MiB (at least one bucket).
-    pub(crate) fn new(mib: usize) -> TranspositionTable {
-        let count = Self::buckets_in(mib);
-        let mut buckets = Vec::with_capacity(count);
-        buckets.resize_with(count, Bucket::default);
-        TranspositionTable { buckets, age: 0 }
-    }
-
-    /// As [`TranspositionTable::new`], or an error where the memory cannot
-    /// be had, for sizes chosen at run time (`setoption name Hash`).
-    pub(crate) fn try_new(mib: usize) -> Result<TranspositionTable, TableTooLarge> {
-        let count = Self::buckets_in(mib);
+    /// A table using at most `mib` MiB (at least one bucket), or an error
+    /// where the system will not give the memory: the size comes from the
+    /// user (`setoption name Hash`, `--hash`).
+    pub(crate) fn new(mib: usize) -> Result<TranspositionTable, TableTooLarge> {
+        let count = (mib.saturating_mul(1 << 20) / size_of::<Bucket>()).max(1);
         let mut buckets = Vec::new();
         buckets
             .try_reserve_exact(count)
             .map_err(|_| TableTooLarge { mib })?;
         buckets.resize_with(count, Bucket::default);
         Ok(TranspositionTable { buckets, age: 0 })
-    }
-
-    fn buckets_in(mib: usize) -> usize {
-        (mib.saturating_mul(1 << 20) / size_of::<Bucket>()).max(1)
     }
 
     /// Empties every entry.
@@ -325,7 +316,7 @@ mod tests {
 
     #[test]
     fn a_stored_entry_is_found_with_its_fields() {
-        let table = TranspositionTable::new(1);
+        let table = TranspositionTable::new(1).unwrap();
         table.store(0xDEAD_BEEF, 3, Some(some_move()), -42, 7, Bound::Lower);
         let hit = table.probe(0xDEAD_BEEF, 3).expect("stored");
         assert_eq!(hit.mv, Some(some_move()));
@@ -337,7 +328,7 @@ mod tests {
 
     #[test]
     fn mate_scores_keep_their_distance_from_the_probing_node() {
-        let table = TranspositionTable::new(1);
+        let table = TranspositionTable::new(1).unwrap();
         // Stored at ply 4: a win 3 plies below that node.
         table.store(99, 4, None, MATE - 7, 5, Bound::Exact);
         assert_eq!(table.probe(99, 4).unwrap().score, MATE - 7);
@@ -365,7 +356,7 @@ mod tests {
 
     #[test]
     fn clear_forgets_and_hashfull_counts_current_entries() {
-        let mut table = TranspositionTable::new(1);
+        let mut table = TranspositionTable::new(1).unwrap();
         assert_eq!(table.hashfull(), 0);
         for key in 1..200_000u64 {
             table.store(
@@ -386,7 +377,7 @@ mod tests {
 
     #[test]
     fn a_shallow_result_does_not_evict_a_deep_one_of_the_same_search() {
-        let table = TranspositionTable::new(1);
+        let table = TranspositionTable::new(1).unwrap();
         table.store(5, 0, Some(some_move()), 10, 12, Bound::Lower);
         table.store(5, 0, None, 20, 2, Bound::Upper);
         let hit = table.probe(5, 0).unwrap();

@@ -96,20 +96,25 @@ pub fn run(
     }
     let next = AtomicUsize::new(0);
     let (sender, results) = channel::<(usize, Value)>();
+    let mut options = EngineOptions {
+        hash_mib: settings.hash_mib,
+        multipv: settings.multipv,
+        ..EngineOptions::default()
+    };
+    if let Some(network) = settings.network {
+        options.tuning.network = network;
+    }
+    // Made before any job starts, so that a --hash the system will not give
+    // is refused with a message.
+    let engines = (0..settings.jobs.min(tasks.len().max(1)))
+        .map(|_| Engine::new(options))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| AnalyzeError::Settings(format!("--hash {}: {e}", settings.hash_mib)))?;
     thread::scope(|scope| -> Result<(), AnalyzeError> {
-        for _ in 0..settings.jobs.min(tasks.len().max(1)) {
+        for mut engine in engines {
             let sender = sender.clone();
             let (tasks, next) = (&tasks, &next);
             scope.spawn(move || {
-                let mut options = EngineOptions {
-                    hash_mib: settings.hash_mib,
-                    multipv: settings.multipv,
-                    ..EngineOptions::default()
-                };
-                if let Some(network) = settings.network {
-                    options.tuning.network = network;
-                }
-                let mut engine = Engine::new(options);
                 loop {
                     let index = next.fetch_add(1, Ordering::Relaxed);
                     let Some(task) = tasks.get(index) else { break };

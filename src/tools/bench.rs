@@ -104,7 +104,7 @@ pub fn run_bench(
         if legal_moves(&position).is_empty() {
             continue;
         }
-        let mut engine = Engine::new(options);
+        let mut engine = Engine::new(options).map_err(io::Error::other)?;
         let outcome = engine.search(&game, &limits, &SearchControl::default(), |_| {});
         total += outcome.nodes;
         let best = outcome

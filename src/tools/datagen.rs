@@ -6,13 +6,16 @@
 //! signal, a kill, a requeued job) is continued by the same command, and
 //! spread over the shards of a job array; and the counts of record files.
 
+use super::run_lock::{LockError, RunLock};
 use super::seeds::part_seed;
 use super::shard::Shard;
 use crate::rules::dense::{dense, from_dense};
 use crate::rules::{Cell, Color, Game, GameResult, Kind, Piece, Position, start_position};
 use crate::search::eval::{capture_cells, has_win_threat};
 use crate::search::nnue::NetworkRef;
-use crate::search::{Engine, EngineOptions, Score, SearchControl, SearchLimits, SearchReport};
+use crate::search::{
+    Engine, EngineOptions, Score, SearchControl, SearchLimits, SearchReport, TableTooLarge,
+};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::collections::HashSet;
@@ -71,6 +74,10 @@ impl std::error::Error for RecordError {}
 pub enum DatagenError {
     /// `--threads` or `--nodes` was 0.
     NothingToRun,
+    /// The hash tables of `--hash` could not be had.
+    Hash(String),
+    /// Another process writes the same file.
+    Locked(LockError),
     /// A file could not be opened, read or written.
     File {
         /// What was being done: "open", "read", "append to" or "write".
@@ -106,6 +113,8 @@ impl std::fmt::Display for DatagenError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             DatagenError::NothingToRun => write!(f, "--threads and --nodes must be at least 1"),
+            DatagenError::Hash(reason) => write!(f, "--hash: {reason}"),
+            DatagenError::Locked(e) => write!(f, "the output file: {e}"),
             DatagenError::File {
                 action,
                 path,
@@ -701,6 +710,9 @@ pub fn run(
     }
     let path = settings.shard.file_name(path);
     let path = path.as_path();
+    // Two processes on one file would play the same seeds and write over
+    // each other's records.
+    let _run_lock = RunLock::take(path).map_err(DatagenError::Locked)?;
     let (file, existing) = open_output(path)?;
     let existing_games = match settings.games {
         Some(_) => record_stats(&[path.to_path_buf()], |_, _| {})?.games,
@@ -754,18 +766,29 @@ pub fn run(
                 .is_some_and(|goal| tally.positions.load(Ordering::Relaxed) >= goal)
             || goals.time.is_some_and(|limit| started.elapsed() >= limit)
     };
+    let mut options = EngineOptions {
+        hash_mib: settings.hash_mib,
+        ..EngineOptions::default()
+    };
+    options.tuning.use_network = settings.use_network;
+    // Made before any game starts, so that a --hash the system will not
+    // give is refused with a message.
+    let engine_pairs = (0..settings.threads)
+        .map(|_| {
+            let opponent = if settings.opponents.is_empty() {
+                None
+            } else {
+                Some(Engine::new(options)?)
+            };
+            Ok((Engine::new(options)?, opponent))
+        })
+        .collect::<Result<Vec<_>, TableTooLarge>>()
+        .map_err(|e| DatagenError::Hash(e.to_string()))?;
     let failure: Mutex<Option<DatagenError>> = Mutex::new(None);
     std::thread::scope(|scope| {
-        for _ in 0..settings.threads {
+        for engines in engine_pairs {
             scope.spawn(|| {
-                let mut options = EngineOptions {
-                    hash_mib: settings.hash_mib,
-                    ..EngineOptions::default()
-                };
-                options.tuning.use_network = settings.use_network;
-                let mut engine = Engine::new(options);
-                let mut opponent_engine =
-                    (!settings.opponents.is_empty()).then(|| Engine::new(options));
+                let (mut engine, mut opponent_engine) = engines;
                 let control = SearchControl {
                     stop: Arc::clone(interrupt),
                     ..SearchControl::default()

@@ -9,6 +9,7 @@ pub mod datagen;
 pub mod gui;
 pub mod match_runner;
 pub mod perft;
+pub mod run_lock;
 pub mod seeds;
 pub mod serve;
 pub mod shard;

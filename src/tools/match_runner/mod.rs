@@ -16,6 +16,7 @@ pub mod schedule;
 pub mod state;
 
 use crate::rules::Color;
+use crate::tools::run_lock::RunLock;
 use crate::tools::shard::Shard;
 use crate::tools::stats::{SprtDecision, Tally};
 use engine::{EngineProcess, StartError};
@@ -26,7 +27,7 @@ use options::{MatchConfig, Request, Resume, UsageError};
 use record::{GameRecord, Verdict};
 use referee::{GameSetup, play_game};
 use schedule::{is_own_game, slot, statistics_lines};
-use state::{RunLock, SavedState};
+use state::SavedState;
 use std::collections::{BTreeSet, HashMap};
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -106,7 +107,10 @@ pub fn run(args: &[String]) -> Result<(), MatchError> {
     }
     check_shard_setup(&config)?;
     let _run_lock = match &config.state_file {
-        Some(path) => Some(RunLock::take(path)?),
+        Some(path) => Some(
+            RunLock::take(path)
+                .map_err(|e| MatchError::content(path, format!("this match: {e}")))?,
+        ),
         None => None,
     };
     let saved = match (saved, &config.resume) {

@@ -84,41 +84,6 @@ impl SavedState {
     }
 }
 
-/// Holds the run of a state file for as long as it is kept: a second
-/// process on the same state (a scheduler's retry while the first still
-/// runs) is refused instead of playing the same games and mixing its
-/// writes with the first's. The operating system lets go with the process,
-/// however it ends.
-pub struct RunLock {
-    _file: std::fs::File,
-}
-
-impl RunLock {
-    /// Takes the lock of the run whose state is `state_path` (a file beside
-    /// it, `<state>.lock`), or says that another process holds it.
-    pub fn take(state_path: &Path) -> Result<RunLock, MatchError> {
-        let mut name = state_path.as_os_str().to_owned();
-        name.push(".lock");
-        let path = std::path::PathBuf::from(name);
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-            .map_err(|e| MatchError::file(&path, "open the lock", e))?;
-        match file.try_lock() {
-            Ok(()) => Ok(RunLock { _file: file }),
-            Err(std::fs::TryLockError::WouldBlock) => Err(MatchError::content(
-                state_path,
-                "another process is running this match now (it holds the lock beside the state)",
-            )),
-            Err(std::fs::TryLockError::Error(e)) => {
-                Err(MatchError::file(&path, "take the lock", e))
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
