@@ -138,8 +138,8 @@ enum Command {
         /// Searched plies in which any move within --margin of the best may be played.
         #[arg(long, default_value_t = 10)]
         near_best_plies: u32,
-        /// Centi-guards a near-best move may be behind the best.
-        #[arg(long, default_value_t = 30)]
+        /// Centi-guards a near-best move may be behind the best (0 to 10000).
+        #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(i32).range(0..=10_000))]
         margin: i32,
         /// Games reaching this many plies are scored drawn.
         #[arg(long, default_value_t = 400)]
@@ -181,8 +181,8 @@ enum Command {
         /// new generation refining the last; --lr is then best lowered).
         #[arg(long, conflicts_with = "resume")]
         init: Option<std::path::PathBuf>,
-        /// Passes over the training positions.
-        #[arg(long, default_value_t = 10)]
+        /// Passes over the training positions (at least 1).
+        #[arg(long, default_value_t = 10, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
         epochs: usize,
         /// Positions per gradient step.
         #[arg(long, default_value_t = 16384)]

@@ -49,6 +49,15 @@ fn depths_and_counts_out_of_range_are_refused() {
     assert_refused(&["analyze", "--multipv", "257"], "--multipv");
     assert_refused(&["analyze", "--jobs", "0"], "--jobs");
     assert_refused(&["datagen", "--output", "d.bin", "--hash", "0"], "--hash");
+    assert_refused(&["datagen", "--output", "d.bin", "--margin", "-1"], "-1");
+    assert_refused(
+        &["datagen", "--output", "d.bin", "--margin", "2147483647"],
+        "--margin",
+    );
+    assert_refused(
+        &["train", "d.bin", "--output", "n.nnue", "--epochs", "0"],
+        "--epochs",
+    );
     assert_refused(
         &["datagen", "--output", "d.bin", "--hash", "1000000"],
         "--hash",

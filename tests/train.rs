@@ -231,6 +231,13 @@ fn init_starts_from_a_trained_network_and_a_bad_one_stops_the_run_at_once() {
     );
     Network::load(Path::new(refined)).unwrap();
 
+    // A run started from a network resumes from its checkpoint, which
+    // holds the weights: the command is the same with --resume for --init.
+    let mut resumed = train_args(&data, refined, "2");
+    resumed.push("--resume");
+    let resumed = train(&resumed);
+    assert!(resumed.contains("resuming after epoch 1"), "{resumed}");
+
     let missing = dir.join("missing.nnue");
     let mut args = train_args(&data, refined, "1");
     args.extend(["--init", missing.to_str().unwrap()]);

@@ -587,19 +587,11 @@ impl Checkpoint {
 
 /// What a checkpoint must have been made with to be resumed: the samples
 /// in their split order, the seed, the batch size, the targets and the step
-/// sizes, and the network it started from (the epoch count may grow, and
-/// the thread count only changes the rounding of sums).
-fn fingerprint(
-    settings: &TrainSettings,
-    init: Option<&Network>,
-    train: &[Sample],
-    validation: &[Sample],
-) -> u64 {
+/// sizes (the epoch count may grow, and the thread count only changes the
+/// rounding of sums). Not the `--init` network: the checkpoint holds the
+/// weights, so a resumed run is not given it again.
+fn fingerprint(settings: &TrainSettings, train: &[Sample], validation: &[Sample]) -> u64 {
     use std::hash::Hasher;
-    let mut start = std::hash::DefaultHasher::new();
-    if let Some(network) = init {
-        start.write(&network.to_bytes());
-    }
     let mut samples = std::hash::DefaultHasher::new();
     for sample in train.iter().chain(validation) {
         for view in 0..2 {
@@ -621,7 +613,6 @@ fn fingerprint(
             settings.validation_share.to_bits(),
             u64::from(settings.learning_rate.to_bits()),
             u64::from(settings.learning_rate_decay.to_bits()),
-            start.finish(),
         ],
     )
 }
@@ -647,7 +638,7 @@ pub fn fit(
 ) -> Result<(FloatNetwork, Vec<EpochLoss>), TrainError> {
     let threads = settings.threads.max(1);
     let checkpoint_path = settings.checkpoint_path();
-    let fingerprint = fingerprint(settings, init, train, validation);
+    let fingerprint = fingerprint(settings, train, validation);
     let write = |out: &mut dyn Write, line: String| {
         writeln!(out, "{line}")
             .and_then(|()| out.flush())
