@@ -129,6 +129,43 @@ fn four_shards_merge_into_the_games_and_statistics_of_one_run() {
         .unwrap();
     assert!(!foreign.status.success());
     assert!(String::from_utf8_lossy(&foreign.stderr).contains("not a shard of the run"));
+
+    // A state file that claims a vast shard count, or a game outside the
+    // run, is read without running out of memory or counting that game.
+    let original: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&states[0]).unwrap()).unwrap();
+    let edited = dir.join("edited.json");
+    let mut vast = original.clone();
+    vast["shard"] = serde_json::json!([1, u64::MAX]);
+    std::fs::write(&edited, vast.to_string()).unwrap();
+    let counted = Command::new(AGON)
+        .arg("stats")
+        .arg(&edited)
+        .output()
+        .unwrap();
+    let counted_text = text(&counted);
+    assert!(counted.status.success(), "{counted_text}");
+    assert!(
+        counted_text.contains(&format!(
+            "no state of shard(s) 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21 and {} more",
+            u64::MAX - 21
+        )),
+        "{counted_text}"
+    );
+    let mut outside = original;
+    outside["standing"]["open"] = serde_json::json!({ "0": "1-0" });
+    std::fs::write(&edited, outside.to_string()).unwrap();
+    let refused = Command::new(AGON)
+        .arg("stats")
+        .arg(&edited)
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("game 0 is not one of the 12 games"),
+        "{}",
+        String::from_utf8_lossy(&refused.stderr)
+    );
 }
 
 fn sprt_shard(dir: &Path, shard: &str, extra: &[&str]) -> Output {

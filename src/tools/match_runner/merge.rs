@@ -23,9 +23,15 @@ struct Merged {
     shards: Vec<(PathBuf, Shard, SavedState)>,
     /// The standing of every game of every shard given.
     standing: Standing,
-    /// Shards of the run with no state among the files, 1-based.
+    /// The first shards of the run with no state among the files, 1-based
+    /// (at most [`MISSING_NAMED`]).
     missing: Vec<u64>,
+    /// How many shards have no state among the files.
+    missing_count: u64,
 }
+
+/// Missing shards named in the heading; the others are counted.
+const MISSING_NAMED: usize = 20;
 
 /// Reads the states and checks that they are distinct shards of one run.
 fn merge(files: &[PathBuf]) -> Result<Merged, MatchError> {
@@ -72,13 +78,16 @@ fn merge(files: &[PathBuf]) -> Result<Merged, MatchError> {
                 format!("shard {shard} is given twice"),
             ));
         }
-        if let Some(game) = state.pending.iter().find(|g| g.game == 0 || g.game > total) {
+        let outside = state
+            .pending
+            .iter()
+            .map(|g| g.game)
+            .find(|&game| game == 0 || game > total)
+            .or_else(|| state.standing.open_game_outside(total));
+        if let Some(game) = outside {
             return Err(MatchError::content(
                 path,
-                format!(
-                    "game {} is not one of the {total} games of the run",
-                    game.game
-                ),
+                format!("game {game} is not one of the {total} games of the run"),
             ));
         }
         standing.merge(
@@ -87,12 +96,18 @@ fn merge(files: &[PathBuf]) -> Result<Merged, MatchError> {
         );
         shards.push((path.clone(), shard, state));
     }
-    let missing = (1..=count).filter(|n| !seen.contains(n)).collect();
+    // The count comes from a file: never one entry per shard of it.
+    let missing = (1..=count)
+        .filter(|n| !seen.contains(n))
+        .take(MISSING_NAMED)
+        .collect();
+    let missing_count = count - u64::try_from(seen.len()).unwrap_or(count);
     Ok(Merged {
         config: *config,
         shards,
         standing,
         missing,
+        missing_count,
     })
 }
 
@@ -184,7 +199,16 @@ pub fn run(
     );
     if !merged.missing.is_empty() {
         let missing: Vec<String> = merged.missing.iter().map(u64::to_string).collect();
-        heading.push_str(&format!("; no state of shard(s) {}", missing.join(", ")));
+        let more = merged.missing_count - u64::try_from(missing.len()).unwrap_or(0);
+        let more = if more > 0 {
+            format!(" and {more} more")
+        } else {
+            String::new()
+        };
+        heading.push_str(&format!(
+            "; no state of shard(s) {}{more}",
+            missing.join(", ")
+        ));
     }
     write(out, &heading)?;
     for line in statistics_lines(config, &merged.standing) {

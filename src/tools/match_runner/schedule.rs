@@ -82,6 +82,16 @@ pub struct Standing {
 }
 
 impl Standing {
+    /// The first game waiting for its pair partner whose number is not
+    /// one of `total` games (numbers start at 1), if any: a state file
+    /// read from disk must not bring in a game outside its run.
+    pub fn open_game_outside(&self, total: u64) -> Option<u64> {
+        self.open
+            .keys()
+            .copied()
+            .find(|&number| number == 0 || number > total)
+    }
+
     /// Counts `record`, the game of its number.
     pub fn add(&mut self, config: &MatchConfig, record: &GameRecord) {
         let encounters = config.encounters().len();
