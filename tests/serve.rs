@@ -918,3 +918,54 @@ fn memory_holds_at_most_max_visitors_and_a_dropped_visitor_gets_their_games_back
     assert!(server.next_line(Duration::from_millis(10)).is_none());
     assert_eq!(raw(&address, "GET /healthz HTTP/1.1", b"").status, 200);
 }
+
+/// An analysis board is bounded: an engine line of more than 64 moves and a
+/// board of more than 600 moves are refused with their codes, and the board
+/// keeps what it had.
+#[test]
+fn the_analysis_board_has_a_bound() {
+    let dir = scratch_dir("serve-board-bound");
+    let (_server, address) = start_server(&dir.join("games.sqlite"), &[]);
+    let visitor = new_visitor(&address);
+    let opened = command(&address, &visitor, &json!({ "cmd": "analyse" }));
+    assert_eq!(opened.status, 200, "{}", opened.body);
+    // The queens walk sideways and back: a line that never ends the game.
+    let shuffle = ["f1e1", "f11g11", "e1f1", "g11f11"];
+    let line =
+        |length: usize| -> Vec<&str> { shuffle.iter().copied().cycle().take(length).collect() };
+    let shown = |address: &str| {
+        state(address, &visitor, None).json()["fen"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+
+    let long = command(
+        &address,
+        &visitor,
+        &json!({ "cmd": "line", "fen": shown(&address), "moves": line(65) }),
+    );
+    assert_eq!(long.status, 400, "{}", long.body);
+    assert_eq!(long.json()["code"], "line-too-long");
+    for _ in 0..600 / 60 {
+        let played = command(
+            &address,
+            &visitor,
+            &json!({ "cmd": "line", "fen": shown(&address), "moves": line(60) }),
+        );
+        assert_eq!(played.status, 200, "{}", played.body);
+    }
+    let before = state(&address, &visitor, None).json();
+    assert_eq!(moves_of(&before).len(), 600);
+    let full = command(
+        &address,
+        &visitor,
+        &json!({ "cmd": "move", "mv": before["legal"][0] }),
+    );
+    assert_eq!(full.status, 400, "{}", full.body);
+    assert_eq!(full.json()["code"], "board-full");
+    assert_eq!(
+        moves_of(&state(&address, &visitor, None).json()),
+        moves_of(&before)
+    );
+}

@@ -207,6 +207,11 @@ fn finish(tags: &[(String, String)], movetext: &str, number: usize) -> Result<Re
     })
 }
 
+/// The deepest nesting of variations read: each level is a call of
+/// [`LineReader::line`], and a file of 100,000 `(` must not overflow the
+/// stack. Real annotation seldom nests beyond a handful.
+const MAX_VARIATION_DEPTH: usize = 64;
+
 /// Reads the movetext of one game, a line and its variations at a time.
 struct LineReader {
     tokens: std::iter::Peekable<std::vec::IntoIter<Token>>,
@@ -254,6 +259,14 @@ impl LineReader {
                             "a variation before any move",
                         ));
                     };
+                    if depth >= MAX_VARIATION_DEPTH {
+                        return Err(in_game(
+                            Code::PgnDeepVariation,
+                            number,
+                            &format!("variations nest deeper than {MAX_VARIATION_DEPTH} levels"),
+                        )
+                        .with("limit", MAX_VARIATION_DEPTH));
+                    }
                     let variation = self.line(from, depth + 1)?;
                     last.variations.push(variation);
                     last_was_move = false;
@@ -433,6 +446,23 @@ mod tests {
         assert_eq!(games[0].reason.as_deref(), Some("game in progress"));
         assert!(read_games("[Event \"x\"]\n\n1. f1e1 ( 1. f1f2 *\n").is_err());
         assert!(read_games("[Event \"x\"]\n\n1. f1e1 ) *\n").is_err());
+    }
+
+    #[test]
+    fn variations_nest_up_to_the_limit_and_no_deeper() {
+        let nested = |levels: usize| {
+            format!(
+                "[Event \"x\"]\n\nf1e1 {}{}*\n",
+                "( f1e1 ".repeat(levels),
+                ") ".repeat(levels)
+            )
+        };
+        assert!(read_games(&nested(MAX_VARIATION_DEPTH)).is_ok());
+        let error = read_games(&nested(MAX_VARIATION_DEPTH + 1)).unwrap_err();
+        assert_eq!(error.code, Code::PgnDeepVariation);
+        // Far deeper than any stack would take, refused the same way.
+        let error = read_games(&nested(100_000)).unwrap_err();
+        assert_eq!(error.code, Code::PgnDeepVariation);
     }
 
     #[test]

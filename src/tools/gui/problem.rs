@@ -145,6 +145,8 @@ codes! {
     PgnEarlyVariation = "pgn-early-variation",
     /// Game `game`: a variation is not closed.
     PgnOpenVariation = "pgn-open-variation",
+    /// Game `game`: variations nest deeper than `limit`.
+    PgnDeepVariation = "pgn-deep-variation",
     /// Game `game`: move `number`, by `side`, cannot be played (`reason`:
     /// `not-a-move`, `off-board` or `illegal-move`).
     PgnIllegalMove = "pgn-illegal-move",
@@ -186,6 +188,10 @@ codes! {
     ServerFailed = "server-failed",
     /// A preview of more than `max` moves.
     PreviewTooLong = "preview-too-long",
+    /// The analysis board holds `max` moves already.
+    BoardFull = "board-full",
+    /// An engine line of more than `max` moves.
+    LineTooLong = "line-too-long",
     /// The record is of the game shown (no game to name).
     RecordOfGameShown = "record-of-game-shown",
     /// Reading PGN is not on a public server.

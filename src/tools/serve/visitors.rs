@@ -25,6 +25,12 @@ use tokio::sync::watch;
 
 /// Games in progress a visitor may have at once.
 pub const MAX_GAMES_IN_PROGRESS: usize = 3;
+/// Moves an analysis board holds, sidelines included: each command replays
+/// the line shown, so a board without a bound would let one visitor's
+/// requests cost ever more.
+pub const MAX_BOARD_MOVES: usize = 600;
+/// Moves of an engine line played onto the board at once.
+pub const MAX_LINE_MOVES: usize = 64;
 /// Games of a visitor listed on the page (the most recently changed).
 const LISTED: usize = 10;
 /// A visitor with no page open and nothing searched is dropped from memory
@@ -209,6 +215,16 @@ impl LiveGame {
     }
 
     /// The search for the engine's move at the end of the game.
+    /// Whether `job` is the search this game waits for. A takeback and
+    /// another move make a new search for the same ply: the old one's move,
+    /// found for another position, must not land on this one.
+    fn waits_for(&self, job: &Job) -> bool {
+        self.waiting
+            && self.in_progress()
+            && self.record.line_len() == job.ply
+            && self.record.position_line(job.ply) == job.position
+    }
+
     fn job(&self) -> Job {
         let (go, budget) = level_search(self.level);
         Job::new(
@@ -286,6 +302,9 @@ impl Board {
 
     /// Plays `mv` at the position shown, for either side.
     fn play(&mut self, mv: &str) -> Refused<()> {
+        if self.record.moves_entered() >= MAX_BOARD_MOVES {
+            return Err(board_full());
+        }
         let position = self.shown();
         if position_result(&position) != GameResult::Ongoing {
             return Err(Refusal::Bad(Problem::new(
@@ -308,6 +327,18 @@ impl Board {
 
     /// Plays an engine line from the position shown, which must be `fen`.
     fn play_line(&mut self, fen: &str, moves: &[String]) -> Refused<()> {
+        if moves.len() > MAX_LINE_MOVES {
+            return Err(Refusal::Bad(
+                Problem::new(
+                    Code::LineTooLong,
+                    format!("an engine line has at most {MAX_LINE_MOVES} moves"),
+                )
+                .with("max", MAX_LINE_MOVES),
+            ));
+        }
+        if self.record.moves_entered() + moves.len() > MAX_BOARD_MOVES {
+            return Err(board_full());
+        }
         if fen != to_fen(&self.shown()) {
             return Err(Refusal::Bad(Problem::new(
                 Code::LineOfAnotherPosition,
@@ -1016,7 +1047,9 @@ impl Registry {
             .map_err(Refusal::Internal)?;
         game.record.truncate(keep);
         game.record.cursor = keep;
-        // A search still queued or running for the removed position is dropped when it ends.
+        // A search still queued or running for the removed position finds
+        // that the game no longer waits for it (`waits_for`): an engine
+        // skips it, and its move, if found, is dropped.
         game.waiting = false;
         game.queue_position = None;
         Ok(())
@@ -1115,7 +1148,7 @@ impl Registry {
             return false;
         };
         let game = &mut visitor.games[index];
-        if !(game.waiting && game.record.line_len() == job.ply && game.in_progress()) {
+        if !game.waits_for(job) {
             return false;
         }
         act(self, game);
@@ -1130,6 +1163,17 @@ fn not_here(command: &Command) -> Refusal {
     Refusal::Forbidden(
         Problem::new(Code::PrivateCommand, format!("not on this server: {name}"))
             .with("command", name),
+    )
+}
+
+/// The refusal of a move beyond [`MAX_BOARD_MOVES`].
+fn board_full() -> Refusal {
+    Refusal::Bad(
+        Problem::new(
+            Code::BoardFull,
+            format!("the analysis board holds at most {MAX_BOARD_MOVES} moves"),
+        )
+        .with("max", MAX_BOARD_MOVES),
     )
 }
 
@@ -1247,5 +1291,38 @@ impl Outcome for Registry {
                 log::error!("game {}: cannot store its end: {error:?}", job.game);
             }
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::start_position;
+
+    /// After a takeback and another move, the game waits for the new
+    /// search at the same ply, not for the one it made before.
+    #[test]
+    fn a_search_for_a_taken_back_position_is_not_waited_for() {
+        let mut game = LiveGame::new("visitor", 1, Color::White, start_position());
+        game.record.play_at(0, ply("f1e1"));
+        game.waiting = true;
+        let before = game.job();
+        assert!(game.waits_for(&before));
+
+        let keep = game.record.take_back_point(game.human).unwrap();
+        game.record.truncate(keep);
+        game.record.cursor = keep;
+        game.waiting = false;
+        assert!(!game.waits_for(&before));
+
+        game.record.play_at(0, ply("f1g2"));
+        game.waiting = true;
+        let after = game.job();
+        assert_eq!(after.ply, before.ply);
+        assert!(game.waits_for(&after));
+        assert!(
+            !game.waits_for(&before),
+            "the old search's move would land here"
+        );
     }
 }

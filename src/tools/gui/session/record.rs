@@ -158,6 +158,11 @@ impl Record {
         self.nodes.get(node).map(|n| n.ply.mv.as_str())
     }
 
+    /// Every move ever entered, deleted ones included.
+    pub fn moves_entered(&self) -> usize {
+        self.nodes.len()
+    }
+
     /// Plays `ply` after the first `at` plies of the line shown: the same
     /// move already there is followed, another starts a sideline. The line
     /// shown then ends with it.

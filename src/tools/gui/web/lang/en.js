@@ -345,6 +345,7 @@ STRINGS.en = {
   "error.pgn-stray-close": "Game {game}: a ')' closes no variation.",
   "error.pgn-early-variation": "Game {game}: a variation comes before any move.",
   "error.pgn-open-variation": "Game {game}: a variation is not closed.",
+  "error.pgn-deep-variation": "Game {game}: variations nest deeper than {limit} levels.",
   "error.pgn-illegal-move": "Game {game}, move {number} ({side}): {reason}",
   "error.foreign-host": "This server does not answer for that host name.",
   "error.no-token": "This page needs the URL agon gui printed, with its token.",
@@ -365,6 +366,8 @@ STRINGS.en = {
   "error.visitors-full": "Too many visitors at once: try again shortly.",
   "error.server-failed": "The server failed.",
   "error.preview-too-long": "A preview has at most {max} moves.",
+  "error.board-full": "The analysis board holds at most {max} moves: start a new one.",
+  "error.line-too-long": "An engine line has at most {max} moves.",
   "error.record-of-game-shown": "The record is of the game shown.",
   "error.no-pgn-here": "Reading PGN is not available on this server.",
 };

@@ -345,6 +345,7 @@ STRINGS.es = {
   "error.pgn-stray-close": "Partida {game}: un ')' no cierra ninguna variante.",
   "error.pgn-early-variation": "Partida {game}: hay una variante antes de cualquier jugada.",
   "error.pgn-open-variation": "Partida {game}: una variante no está cerrada.",
+  "error.pgn-deep-variation": "Partida {game}: las variantes se anidan en más de {limit} niveles.",
   "error.pgn-illegal-move": "Partida {game}, jugada {number} ({side}): {reason}",
   "error.foreign-host": "Este servidor no responde a ese nombre de host.",
   "error.no-token": "Esta página necesita la URL que mostró agon gui, con su token.",
@@ -365,6 +366,8 @@ STRINGS.es = {
   "error.visitors-full": "Hay demasiados visitantes a la vez: vuelve a intentarlo en un momento.",
   "error.server-failed": "El servidor ha fallado.",
   "error.preview-too-long": "Una vista previa tiene como mucho {max} jugadas.",
+  "error.board-full": "El tablero de análisis admite como mucho {max} jugadas: empieza uno nuevo.",
+  "error.line-too-long": "Una línea del motor tiene como mucho {max} jugadas.",
   "error.record-of-game-shown": "La anotación es la de la partida que se muestra.",
   "error.no-pgn-here": "Leer PGN no está disponible en este servidor.",
 };

@@ -345,6 +345,7 @@ STRINGS.hu = {
   "error.pgn-stray-close": "{game}. játszma: egy ')' nem zár le változatot.",
   "error.pgn-early-variation": "{game}. játszma: változat áll minden lépés előtt.",
   "error.pgn-open-variation": "{game}. játszma: egy változat nincs lezárva.",
+  "error.pgn-deep-variation": "{game}. játszma: a változatok {limit} szintnél mélyebben ágyazódnak egymásba.",
   "error.pgn-illegal-move": "{game}. játszma, {number}. lépés ({side}): {reason}",
   "error.foreign-host": "Ez a szerver nem válaszol erre a gépnévre.",
   "error.no-token": "Ehhez az oldalhoz az agon gui által kiírt URL kell, a tokennel együtt.",
@@ -365,6 +366,8 @@ STRINGS.hu = {
   "error.visitors-full": "Egyszerre túl sok a látogató: próbáld újra kicsit később.",
   "error.server-failed": "A szerver hibát jelzett.",
   "error.preview-too-long": "Egy előnézet legfeljebb {max} lépés lehet.",
+  "error.board-full": "Az elemzőtábla legfeljebb {max} lépést tárol: kezdj újat.",
+  "error.line-too-long": "Egy motorváltozat legfeljebb {max} lépés lehet.",
   "error.record-of-game-shown": "A lejegyzés a látható játszmáé.",
   "error.no-pgn-here": "PGN beolvasása ezen a szerveren nem érhető el.",
 };

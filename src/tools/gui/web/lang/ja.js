@@ -345,6 +345,7 @@ STRINGS.ja = {
   "error.pgn-stray-close": "対局{game}: 「)」が変化を閉じていません。",
   "error.pgn-early-variation": "対局{game}: 最初の指し手の前に変化があります。",
   "error.pgn-open-variation": "対局{game}: 変化が閉じていません。",
+  "error.pgn-deep-variation": "対局{game}: 変化の入れ子が{limit}段を超えています。",
   "error.pgn-illegal-move": "対局{game}の{number}手目({side}): {reason}",
   "error.foreign-host": "このサーバーはそのホスト名には応答しません。",
   "error.no-token": "このページには、agon guiが表示したトークン付きのURLが必要です。",
@@ -365,6 +366,8 @@ STRINGS.ja = {
   "error.visitors-full": "同時に訪れている人が多すぎます。しばらくしてからもう一度お試しください。",
   "error.server-failed": "サーバーでエラーが起きました。",
   "error.preview-too-long": "プレビューは{max}手までです。",
+  "error.board-full": "検討盤は{max}手までです。新しい検討盤を始めてください。",
+  "error.line-too-long": "エンジンの読み筋は{max}手までです。",
   "error.record-of-game-shown": "棋譜は表示中の対局のものです。",
   "error.no-pgn-here": "このサーバーではPGNを読み込めません。",
 };

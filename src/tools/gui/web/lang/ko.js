@@ -345,6 +345,7 @@ STRINGS.ko = {
   "error.pgn-stray-close": "{game}번 대국: ')'가 닫는 변화가 없습니다.",
   "error.pgn-early-variation": "{game}번 대국: 첫 수보다 앞에 변화가 있습니다.",
   "error.pgn-open-variation": "{game}번 대국: 변화가 닫히지 않았습니다.",
+  "error.pgn-deep-variation": "{game}번 대국: 변화가 {limit}단계보다 깊게 중첩되어 있습니다.",
   "error.pgn-illegal-move": "{game}번 대국 {number}번째 수({side}): {reason}",
   "error.foreign-host": "이 서버는 그 호스트 이름에 응답하지 않습니다.",
   "error.no-token": "이 페이지에는 agon gui가 출력한 토큰이 붙은 URL이 필요합니다.",
@@ -365,6 +366,8 @@ STRINGS.ko = {
   "error.visitors-full": "동시에 방문한 사람이 너무 많습니다. 잠시 뒤에 다시 해 보세요.",
   "error.server-failed": "서버에 문제가 생겼습니다.",
   "error.preview-too-long": "미리보기는 최대 {max}수입니다.",
+  "error.board-full": "분석판에는 최대 {max}수까지 둘 수 있습니다. 새 분석판을 시작하세요.",
+  "error.line-too-long": "엔진 수순은 최대 {max}수입니다.",
   "error.record-of-game-shown": "기보는 보이는 대국의 것입니다.",
   "error.no-pgn-here": "이 서버에서는 PGN을 읽을 수 없습니다.",
 };

@@ -345,6 +345,7 @@ STRINGS.vi = {
   "error.pgn-stray-close": "Ván {game}: một dấu ')' không đóng nhánh nào.",
   "error.pgn-early-variation": "Ván {game}: có một nhánh đứng trước mọi nước đi.",
   "error.pgn-open-variation": "Ván {game}: một nhánh chưa được đóng.",
+  "error.pgn-deep-variation": "Ván {game}: các nhánh lồng nhau sâu hơn {limit} cấp.",
   "error.pgn-illegal-move": "Ván {game}, nước {number} ({side}): {reason}",
   "error.foreign-host": "Máy chủ này không trả lời cho tên máy đó.",
   "error.no-token": "Trang này cần URL mà agon gui đã in ra, kèm mã token.",
@@ -365,6 +366,8 @@ STRINGS.vi = {
   "error.visitors-full": "Có quá nhiều người truy cập cùng lúc: hãy thử lại sau ít phút.",
   "error.server-failed": "Máy chủ bị lỗi.",
   "error.preview-too-long": "Một bản xem trước có tối đa {max} nước.",
+  "error.board-full": "Bàn phân tích chứa tối đa {max} nước: hãy mở bàn mới.",
+  "error.line-too-long": "Một đường của máy có tối đa {max} nước.",
   "error.record-of-game-shown": "Biên bản là của ván đang hiển thị.",
   "error.no-pgn-here": "Máy chủ này không hỗ trợ đọc PGN.",
 };
