@@ -969,3 +969,36 @@ fn the_analysis_board_has_a_bound() {
         moves_of(&before)
     );
 }
+
+/// The limit of games in progress counts every one of them, however many
+/// finished games came after: older games in progress stay listed.
+#[test]
+fn games_in_progress_are_counted_however_many_games_follow() {
+    let dir = scratch_dir("serve-in-progress");
+    let (_server, address) = start_server(&dir.join("games.sqlite"), &[]);
+    let visitor = new_visitor(&address);
+    let (first, _) = first_move(&address, &visitor, 0);
+    let (second, _) = first_move(&address, &visitor, 0);
+    for _ in 0..12 {
+        let (game, _) = first_move(&address, &visitor, 0);
+        let resigned = command(
+            &address,
+            &visitor,
+            &json!({ "cmd": "resign", "game": game }),
+        );
+        assert_eq!(resigned.status, 200, "{}", resigned.body);
+    }
+    for game in [&first, &second] {
+        let shown = state(&address, &visitor, Some(game));
+        assert_eq!(shown.status, 200, "{}", shown.body);
+        assert!(shown.json()["result"].is_null(), "{}", shown.body);
+    }
+    first_move(&address, &visitor, 0);
+    let fourth = command(
+        &address,
+        &visitor,
+        &json!({ "cmd": "new_game", "level": 0 }),
+    );
+    assert_eq!(fourth.status, 409, "{}", fourth.body);
+    assert_eq!(fourth.json()["code"], "too-many-games");
+}

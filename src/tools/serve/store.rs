@@ -189,13 +189,18 @@ impl Store {
         transaction.commit().map_err(|e| e.to_string())
     }
 
-    /// The visitor's most recently changed games, at most `limit`, newest first.
+    /// The visitor's most recently changed games, at most `limit`, and
+    /// every game of theirs still in progress, newest first: the limit of
+    /// games in progress counts them all.
     pub fn games_of(&self, visitor: &str, limit: usize) -> Result<Vec<StoredGame>, String> {
         let ids: Vec<String> = {
             let mut statement = self
                 .connection
                 .prepare_cached(
-                    "SELECT id FROM games WHERE visitor = ?1 ORDER BY updated DESC, rowid DESC LIMIT ?2",
+                    "SELECT id FROM games WHERE visitor = ?1 AND (termination IS NULL OR id IN \
+                       (SELECT id FROM games WHERE visitor = ?1 \
+                        ORDER BY updated DESC, rowid DESC LIMIT ?2)) \
+                     ORDER BY updated DESC, rowid DESC",
                 )
                 .map_err(|e| e.to_string())?;
             statement

@@ -31,7 +31,8 @@ pub const MAX_GAMES_IN_PROGRESS: usize = 3;
 pub const MAX_BOARD_MOVES: usize = 600;
 /// Moves of an engine line played onto the board at once.
 pub const MAX_LINE_MOVES: usize = 64;
-/// Games of a visitor listed on the page (the most recently changed).
+/// Games of a visitor listed on the page (the most recently changed; those
+/// in progress are listed too, whatever their age).
 const LISTED: usize = 10;
 /// A visitor with no page open and nothing searched is dropped from memory
 /// (not from the database) after this long.
@@ -980,7 +981,14 @@ impl Registry {
         // A fresh game nobody has moved in is replaced rather than kept.
         v.games.retain(|g| g.stored);
         v.games.insert(0, game);
-        v.games.truncate(LISTED);
+        // The list shows the most recent games; one in progress stays
+        // whatever its age, since the limit of games in progress counts it
+        // and its engine's reply must find it.
+        let mut listed = 0;
+        v.games.retain(|g| {
+            listed += 1;
+            listed <= LISTED || g.in_progress()
+        });
         v.current = 0;
         Ok(())
     }
