@@ -15,13 +15,38 @@ fn scripted() -> String {
         .to_string()
 }
 
-fn agon_match(args: &[&str]) -> Output {
+fn agon_match(args: &[impl AsRef<std::ffi::OsStr>]) -> Output {
     Command::new(AGON)
         .arg("match")
         .args(args)
         .stdin(Stdio::null())
         .output()
         .expect("agon runs")
+}
+
+/// The `-engine` options of scripted engines, each `(name, mode)`: the
+/// mode, with its arguments, is what tests/engines/scripted.py plays.
+fn scripted_engines(engines: &[(&str, &str)]) -> Vec<String> {
+    let engine = scripted();
+    engines
+        .iter()
+        .flat_map(|(name, mode)| {
+            [
+                "-engine".to_string(),
+                format!("cmd={engine}"),
+                format!("name={name}"),
+                format!("args={mode}"),
+            ]
+        })
+        .collect()
+}
+
+/// `agon match` between scripted engines (see [`scripted_engines`]) with
+/// the options `rest`.
+fn scripted_match(engines: &[(&str, &str)], rest: &[&str]) -> Output {
+    let mut args = scripted_engines(engines);
+    args.extend(rest.iter().map(|arg| arg.to_string()));
+    agon_match(&args)
 }
 
 fn stdout(output: &Output) -> String {
@@ -48,29 +73,23 @@ fn json_records(path: &Path) -> Vec<serde_json::Value> {
 fn a_paired_match_completes_with_readable_records() {
     let dir = scratch_dir("paired");
     let (pgn, jsonl) = (dir.join("games.pgn"), dir.join("games.jsonl"));
-    let engine = scripted();
-    let output = agon_match(&[
-        "-engine",
-        &format!("cmd={engine}"),
-        "name=first",
-        "args=good",
-        "-engine",
-        &format!("cmd={engine}"),
-        "name=second",
-        "args=good",
-        "-each",
-        "tc=5+0.05",
-        "option.Hash=4",
-        "-games",
-        "4",
-        "-repeat",
-        "-concurrency",
-        "2",
-        "-pgnout",
-        pgn.to_str().unwrap(),
-        "-jsonl",
-        jsonl.to_str().unwrap(),
-    ]);
+    let output = scripted_match(
+        &[("first", "good"), ("second", "good")],
+        &[
+            "-each",
+            "tc=5+0.05",
+            "option.Hash=4",
+            "-games",
+            "4",
+            "-repeat",
+            "-concurrency",
+            "2",
+            "-pgnout",
+            pgn.to_str().unwrap(),
+            "-jsonl",
+            jsonl.to_str().unwrap(),
+        ],
+    );
     let text = stdout(&output);
     assert!(output.status.success(), "{text}");
     for game in 1..=4 {
@@ -115,22 +134,10 @@ fn a_paired_match_completes_with_readable_records() {
 
 #[test]
 fn the_summary_counts_the_draws_an_engine_stood_better_in() {
-    let engine = scripted();
-    let output = agon_match(&[
-        "-engine",
-        &format!("cmd={engine}"),
-        "name=boaster",
-        "args=boast",
-        "-engine",
-        &format!("cmd={engine}"),
-        "name=modest",
-        "args=good",
-        "-each",
-        "st=0.05",
-        "-games",
-        "4",
-        "-repeat",
-    ]);
+    let output = scripted_match(
+        &[("boaster", "boast"), ("modest", "good")],
+        &["-each", "st=0.05", "-games", "4", "-repeat"],
+    );
     let text = stdout(&output);
     assert!(output.status.success(), "{text}");
     assert_eq!(
@@ -147,22 +154,11 @@ fn the_summary_counts_the_draws_an_engine_stood_better_in() {
 fn misbehaving_engines_lose_with_the_right_reason_and_the_run_goes_on() {
     let dir = scratch_dir("misbehaving");
     let jsonl = dir.join("games.jsonl");
-    let engine = scripted();
-    let mut args: Vec<String> = vec![
-        "-engine".into(),
-        format!("cmd={engine}"),
-        "name=good".into(),
-        "args=good".into(),
-    ];
     let culprits = ["crash", "illegal", "silent", "late"];
-    for culprit in culprits {
-        args.extend([
-            "-engine".into(),
-            format!("cmd={engine}"),
-            format!("name={culprit}"),
-            format!("args={culprit}"),
-        ]);
-    }
+    let engines: Vec<(&str, &str)> = std::iter::once(("good", "good"))
+        .chain(culprits.iter().map(|culprit| (*culprit, *culprit)))
+        .collect();
+    let mut args = scripted_engines(&engines);
     for arg in [
         "-each",
         "st=0.05",
@@ -183,8 +179,7 @@ fn misbehaving_engines_lose_with_the_right_reason_and_the_run_goes_on() {
         args.push(arg.into());
     }
     args.push(jsonl.display().to_string());
-    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-    let output = agon_match(&refs);
+    let output = agon_match(&args);
     let text = stdout(&output);
     assert!(output.status.success(), "{text}");
     assert!(text.contains("Finished match"), "{text}");
@@ -223,21 +218,10 @@ fn misbehaving_engines_lose_with_the_right_reason_and_the_run_goes_on() {
 
 #[test]
 fn a_crash_without_recover_stops_the_run() {
-    let engine = scripted();
-    let output = agon_match(&[
-        "-engine",
-        &format!("cmd={engine}"),
-        "name=good",
-        "args=good",
-        "-engine",
-        &format!("cmd={engine}"),
-        "name=crash",
-        "args=crash",
-        "-each",
-        "st=0.05",
-        "-games",
-        "4",
-    ]);
+    let output = scripted_match(
+        &[("good", "good"), ("crash", "crash")],
+        &["-each", "st=0.05", "-games", "4"],
+    );
     let text = stdout(&output);
     // A run that ends because an engine failed has not done its job.
     assert_eq!(output.status.code(), Some(1), "{text}");
@@ -255,23 +239,13 @@ fn a_crash_without_recover_stops_the_run() {
 }
 
 fn white_only_match(dir: &Path, extra: &[&str]) -> Output {
-    let args = white_only_args(dir, extra);
-    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-    agon_match(&refs)
+    agon_match(&white_only_args(dir, extra))
 }
 
 /// Six games of `good` against `half`, which plays only as White.
 fn white_only_args(dir: &Path, extra: &[&str]) -> Vec<String> {
-    let engine = scripted();
-    let mut args = vec![
-        "-engine".to_string(),
-        format!("cmd={engine}"),
-        "name=good".into(),
-        "args=good".into(),
-        "-engine".into(),
-        format!("cmd={engine}"),
-        "name=half".into(),
-        "args=whiteonly".into(),
+    let mut args = scripted_engines(&[("good", "good"), ("half", "whiteonly")]);
+    args.extend([
         "-each".into(),
         "st=0.05".into(),
         "-games".into(),
@@ -281,7 +255,7 @@ fn white_only_args(dir: &Path, extra: &[&str]) -> Vec<String> {
         dir.join("games.jsonl").display().to_string(),
         "-pgnout".into(),
         dir.join("games.pgn").display().to_string(),
-    ];
+    ]);
     args.extend(extra.iter().map(|s| s.to_string()));
     args
 }
@@ -349,21 +323,9 @@ fn an_interrupted_run_saves_its_state_and_resumes() {
     let dir = scratch_dir("interrupted");
     let state = dir.join("state.json");
     let jsonl = dir.join("games.jsonl");
-    let engine = scripted();
     let child = Command::new(AGON)
-        .args([
-            "match",
-            "-engine",
-            &format!("cmd={engine}"),
-            "name=a",
-            "args=late 0.05",
-        ])
-        .args([
-            "-engine",
-            &format!("cmd={engine}"),
-            "name=b",
-            "args=late 0.05",
-        ])
+        .arg("match")
+        .args(scripted_engines(&[("a", "late 0.05"), ("b", "late 0.05")]))
         .args(["-each", "st=1", "-games", "6", "-concurrency", "2"])
         .args([
             "-state",
@@ -433,29 +395,26 @@ fn printed_statistics_equal_reference_values() {
     // an illegal move (i). The pairs come out WL, LD, WD, WW, DD, WW, DW, LL, WD, DD for `first`.
     let first = "di".to_string() + "id" + "dd" + "dd" + "dd" + "dd" + "dd" + "ii" + "dd" + "dd";
     let second = "id".to_string() + "dd" + "id" + "ii" + "dd" + "ii" + "di" + "dd" + "id" + "dd";
-    let engine = scripted();
-    let output = agon_match(&[
-        "-engine",
-        &format!("cmd={engine}"),
-        "name=first",
-        &format!("args=pattern {first}"),
-        "-engine",
-        &format!("cmd={engine}"),
-        "name=second",
-        &format!("args=pattern {second}"),
-        "-each",
-        "st=0.05",
-        "-games",
-        "20",
-        "-repeat",
-        "-ratinginterval",
-        "100",
-        "-sprt",
-        "elo0=0",
-        "elo1=10",
-        "alpha=0.05",
-        "beta=0.05",
-    ]);
+    let output = scripted_match(
+        &[
+            ("first", format!("pattern {first}").as_str()),
+            ("second", format!("pattern {second}").as_str()),
+        ],
+        &[
+            "-each",
+            "st=0.05",
+            "-games",
+            "20",
+            "-repeat",
+            "-ratinginterval",
+            "100",
+            "-sprt",
+            "elo0=0",
+            "elo1=10",
+            "alpha=0.05",
+            "beta=0.05",
+        ],
+    );
     let text = stdout(&output);
     assert!(output.status.success(), "{text}");
     assert_eq!(
@@ -509,44 +468,28 @@ fn an_engine_that_cannot_start_is_refused_before_the_first_game() {
 
 #[test]
 fn the_end_of_run_message_says_why_the_run_stopped() {
-    let engine = scripted();
-    let output = agon_match(&[
-        "-engine",
-        &format!("cmd={engine}"),
-        "name=a",
-        "args=good",
-        "-engine",
-        &format!("cmd={engine}"),
-        "name=b",
-        "args=good",
-        "-each",
-        "st=0.05",
-        "-games",
-        "9223372036854775808",
-        "-repeat",
-        "-maxgames",
-        "2",
-    ]);
+    let output = scripted_match(
+        &[("a", "good"), ("b", "good")],
+        &[
+            "-each",
+            "st=0.05",
+            "-games",
+            "9223372036854775808",
+            "-repeat",
+            "-maxgames",
+            "2",
+        ],
+    );
     let text = stdout(&output);
     assert!(output.status.success(), "{text}");
     assert!(
         text.contains("Stopped after the -maxgames limit: 2 of 9223372036854775808 games played"),
         "{text}"
     );
-    let complete = agon_match(&[
-        "-engine",
-        &format!("cmd={engine}"),
-        "name=a",
-        "args=good",
-        "-engine",
-        &format!("cmd={engine}"),
-        "name=b",
-        "args=good",
-        "-each",
-        "st=0.05",
-        "-games",
-        "2",
-    ]);
+    let complete = scripted_match(
+        &[("a", "good"), ("b", "good")],
+        &["-each", "st=0.05", "-games", "2"],
+    );
     assert!(stdout(&complete).contains("Finished match: 2 games"));
 }
 
@@ -679,20 +622,12 @@ fn a_decided_sprt_is_not_played_on_when_resumed() {
     let dir = scratch_dir("decided");
     let state = dir.join("state.json");
     let jsonl = dir.join("games.jsonl");
-    let engine = scripted();
     // `second` loses both games of one pair, one game of the next: the
     // test is decided after a few pairs.
-    let second = "iiid".repeat(10);
+    let second = format!("pattern {}", "iiid".repeat(10));
     let run = |extra: &[&str]| {
-        let mut args = vec![
-            "-engine".to_string(),
-            format!("cmd={engine}"),
-            "name=first".into(),
-            "args=good".into(),
-            "-engine".into(),
-            format!("cmd={engine}"),
-            "name=second".into(),
-            format!("args=pattern {second}"),
+        let mut args = scripted_engines(&[("first", "good"), ("second", &second)]);
+        args.extend([
             "-each".into(),
             "st=0.05".into(),
             "-games".into(),
@@ -705,10 +640,9 @@ fn a_decided_sprt_is_not_played_on_when_resumed() {
             state.display().to_string(),
             "-jsonl".into(),
             jsonl.display().to_string(),
-        ];
+        ]);
         args.extend(extra.iter().map(|s| s.to_string()));
-        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-        agon_match(&refs)
+        agon_match(&args)
     };
     let first = run(&[]);
     let first_text = stdout(&first);
@@ -738,21 +672,10 @@ fn a_decided_sprt_is_not_played_on_when_resumed() {
 /// engine that ends, loses.
 #[test]
 fn an_engine_with_odd_output_still_plays() {
-    let engine = scripted();
-    let output = agon_match(&[
-        "-engine",
-        &format!("cmd={engine}"),
-        "name=good",
-        "args=good",
-        "-engine",
-        &format!("cmd={engine}"),
-        "name=noisy",
-        "args=noisy",
-        "-each",
-        "st=0.5",
-        "-games",
-        "2",
-    ]);
+    let output = scripted_match(
+        &[("good", "good"), ("noisy", "noisy")],
+        &["-each", "st=0.5", "-games", "2"],
+    );
     let text = stdout(&output);
     assert!(output.status.success(), "{text}");
     assert!(text.contains("Finished match: 2 games"), "{text}");
@@ -787,7 +710,6 @@ fn a_closed_standard_output_does_not_end_a_run() {
 #[cfg(target_os = "linux")]
 #[test]
 fn a_run_that_cannot_write_leaves_no_engine_running() {
-    let engine = scripted();
     let tag = format!(
         "tag-{}-{}",
         std::process::id(),
@@ -796,24 +718,22 @@ fn a_run_that_cannot_write_leaves_no_engine_running() {
             .unwrap()
             .as_nanos()
     );
-    let output = agon_match(&[
-        "-engine",
-        &format!("cmd={engine}"),
-        "name=a",
-        &format!("args=good {tag}"),
-        "-engine",
-        &format!("cmd={engine}"),
-        "name=b",
-        &format!("args=good {tag}"),
-        "-each",
-        "st=0.05",
-        "-games",
-        "8",
-        "-concurrency",
-        "2",
-        "-jsonl",
-        "/dev/full",
-    ]);
+    let output = scripted_match(
+        &[
+            ("a", format!("good {tag}").as_str()),
+            ("b", format!("good {tag}").as_str()),
+        ],
+        &[
+            "-each",
+            "st=0.05",
+            "-games",
+            "8",
+            "-concurrency",
+            "2",
+            "-jsonl",
+            "/dev/full",
+        ],
+    );
     assert!(!output.status.success(), "{}", stdout(&output));
     let running: Vec<String> = std::fs::read_dir("/proc")
         .unwrap()
@@ -830,16 +750,8 @@ fn a_run_that_cannot_write_leaves_no_engine_running() {
 fn a_second_process_on_a_running_state_is_refused() {
     let dir = scratch_dir("locked");
     let state = dir.join("state.json");
-    let engine = scripted();
-    let args = [
-        "-engine".to_string(),
-        format!("cmd={engine}"),
-        "name=a".into(),
-        "args=late 0.2".into(),
-        "-engine".into(),
-        format!("cmd={engine}"),
-        "name=b".into(),
-        "args=late 0.2".into(),
+    let mut args = scripted_engines(&[("a", "late 0.2"), ("b", "late 0.2")]);
+    args.extend([
         "-each".into(),
         "st=1".into(),
         "-games".into(),
@@ -850,7 +762,7 @@ fn a_second_process_on_a_running_state_is_refused() {
         dir.join("games.jsonl").display().to_string(),
         "-resume".into(),
         "auto".into(),
-    ];
+    ]);
     let mut first = Command::new(AGON)
         .arg("match")
         .args(&args)
@@ -866,7 +778,7 @@ fn a_second_process_on_a_running_state_is_refused() {
         std::thread::sleep(Duration::from_millis(20));
     }
     std::thread::sleep(Duration::from_millis(300));
-    let second = agon_match(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    let second = agon_match(&args);
     let _ = first.kill();
     let _ = first.wait();
     assert!(!second.status.success(), "{}", stdout(&second));
