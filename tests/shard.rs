@@ -116,17 +116,10 @@ fn four_shards_merge_into_the_games_and_statistics_of_one_run() {
     assert_eq!(games, (1..=12).collect::<Vec<u64>>());
 
     // Shards of another run, or one shard twice, are refused.
-    let twice = Command::new(AGON)
-        .args(["stats", &states[0], &states[0]])
-        .output()
-        .unwrap();
+    let twice = stats(&[&states[0], &states[0]]);
     assert!(!twice.status.success());
     assert!(String::from_utf8_lossy(&twice.stderr).contains("given twice"));
-    let foreign = Command::new(AGON)
-        .args(["stats", &states[0]])
-        .arg(whole_dir.join("state.json"))
-        .output()
-        .unwrap();
+    let foreign = stats(&[Path::new(&states[0]), &whole_dir.join("state.json")]);
     assert!(!foreign.status.success());
     assert!(String::from_utf8_lossy(&foreign.stderr).contains("not a shard of the run"));
 
@@ -138,11 +131,7 @@ fn four_shards_merge_into_the_games_and_statistics_of_one_run() {
     let mut vast = original.clone();
     vast["shard"] = serde_json::json!([1, u64::MAX]);
     std::fs::write(&edited, vast.to_string()).unwrap();
-    let counted = Command::new(AGON)
-        .arg("stats")
-        .arg(&edited)
-        .output()
-        .unwrap();
+    let counted = stats(&[&edited]);
     let counted_text = text(&counted);
     assert!(counted.status.success(), "{counted_text}");
     assert!(
@@ -155,17 +144,22 @@ fn four_shards_merge_into_the_games_and_statistics_of_one_run() {
     let mut outside = original;
     outside["standing"]["open"] = serde_json::json!({ "0": "1-0" });
     std::fs::write(&edited, outside.to_string()).unwrap();
-    let refused = Command::new(AGON)
-        .arg("stats")
-        .arg(&edited)
-        .output()
-        .unwrap();
+    let refused = stats(&[&edited]);
     assert!(!refused.status.success());
     assert!(
         String::from_utf8_lossy(&refused.stderr).contains("game 0 is not one of the 12 games"),
         "{}",
         String::from_utf8_lossy(&refused.stderr)
     );
+}
+
+/// `agon stats` over `states`.
+fn stats(states: &[impl AsRef<std::ffi::OsStr>]) -> Output {
+    Command::new(AGON)
+        .arg("stats")
+        .args(states)
+        .output()
+        .unwrap()
 }
 
 fn sprt_shard(dir: &Path, shard: &str, extra: &[&str]) -> Output {
