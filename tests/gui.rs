@@ -7,7 +7,7 @@
 mod browser;
 
 use agon::rules::{Game, GameResult, parse_fen, to_fen};
-use browser::{BROWSER, Browser, PATIENCE, browser, gui_page, http_status, start_gui};
+use browser::{BROWSER, Browser, PATIENCE, browser, gui_page, http_answer, http_status, start_gui};
 use fantoccini::Locator;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -507,6 +507,17 @@ fn requests_without_the_token_or_with_a_foreign_host_are_refused() {
         403
     );
     assert_eq!(http_status(port, "/api/state", &host, Some(token)), 200);
+    // axum's own refusals are problems like every other.
+    for (request, status, code) in [
+        ("GET /nowhere", 404, "not-found"),
+        ("POST /app.js", 405, "method-not-allowed"),
+        ("DELETE /api/state", 405, "method-not-allowed"),
+    ] {
+        let (given, body) = http_answer(port, request, &host, Some(token));
+        assert_eq!(given, status, "{request}: {body}");
+        let problem: serde_json::Value = serde_json::from_str(&body).expect(&body);
+        assert_eq!(problem["code"], code, "{request}: {body}");
+    }
     assert_eq!(
         http_status(
             port,

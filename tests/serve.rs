@@ -409,7 +409,83 @@ fn hostile_requests_are_refused_and_change_no_game() {
     for (head, body, status) in &cases {
         let answer = raw(&address, head, body);
         assert_eq!(answer.status, *status, "{head}: {}", answer.body);
+        assert!(answer.json()["code"].is_string(), "{head}: {}", answer.body);
     }
+    // Refusals made before a handler runs are problems the page can tell too.
+    let problems: Vec<(String, Vec<u8>, u16, &str)> = vec![
+        (
+            format!("POST /api/command HTTP/1.1\r\n{}", with(&owner)),
+            vec![b'{'; 1 << 20],
+            413,
+            "body-too-large",
+        ),
+        (
+            format!("GET /api/command HTTP/1.1\r\n{}", with(&owner)),
+            Vec::new(),
+            405,
+            "method-not-allowed",
+        ),
+        (
+            format!("POST /api/command HTTP/1.1\r\n{}", with(&owner)),
+            b"{\"cmd\": \"resign\xff\"}".to_vec(),
+            400,
+            "bad-request",
+        ),
+        (
+            format!("GET /api/pgn?game=a&game=b HTTP/1.1\r\nCookie: {owner}"),
+            Vec::new(),
+            400,
+            "bad-request",
+        ),
+        (
+            format!("POST /api/lesson HTTP/1.1\r\n{}", with(&owner)),
+            br#"{"lesson": "no-such\u001b", "moves": ["f1f2"]}"#.to_vec(),
+            400,
+            "no-lesson",
+        ),
+        (
+            format!("POST /api/lesson HTTP/1.1\r\n{}", with(&owner)),
+            br#"{"lesson": "first-game", "moves": ["f1f2"]}"#.to_vec(),
+            400,
+            "lesson-not-played",
+        ),
+        (
+            format!("POST /api/lesson HTTP/1.1\r\n{}", with(&owner)),
+            br#"{"lesson": "rings", "moves": []}"#.to_vec(),
+            400,
+            "bad-lesson-line",
+        ),
+        (
+            format!("POST /api/lesson HTTP/1.1\r\n{}", with(&owner)),
+            b"{".to_vec(),
+            400,
+            "bad-request",
+        ),
+    ];
+    for (head, body, status, code) in &problems {
+        let answer = raw(&address, head, body);
+        assert_eq!(answer.status, *status, "{head}: {}", answer.body);
+        let problem = answer.json();
+        assert_eq!(problem["code"], *code, "{head}: {}", answer.body);
+        assert!(problem["error"].is_string(), "{head}: {}", answer.body);
+        if *status == 405 {
+            assert!(
+                answer
+                    .headers
+                    .to_ascii_lowercase()
+                    .contains("\r\nallow: post"),
+                "{}",
+                answer.headers
+            );
+        }
+    }
+    let unknown = raw(
+        &address,
+        &format!("POST /api/lesson HTTP/1.1\r\n{}", with(&owner)),
+        br#"{"lesson": "no-such\u001b", "moves": ["f1f2"]}"#,
+    )
+    .json();
+    assert_eq!(unknown["params"]["lesson"], "no-such\\u{1b}", "{unknown}");
     let refused_commands = [
         (json!({ "cmd": "move", "mv": "z9z9", "game": game }), 400),
         (json!({ "cmd": "move", "mv": 7, "game": game }), 400),
@@ -473,6 +549,9 @@ fn hostile_requests_are_refused_and_change_no_game() {
                 "{path} {body:?}: {}",
                 answer.status
             );
+            if answer.status != 200 {
+                assert!(answer.json()["code"].is_string(), "{path} {body:?}");
+            }
         }
         let path: String = (0..rng.random_range(1..40))
             .map(|_| char::from(rng.random_range(b'!'..=b'~')))

@@ -102,20 +102,30 @@ pub async fn gui_page(args: &[&str]) -> (tokio::sync::MutexGuard<'static, ()>, P
 /// A raw HTTP GET to the server on `port` with this `Host` header and
 /// maybe the token; returns the status code.
 pub fn http_status(port: u16, path: &str, host: &str, token: Option<&str>) -> u16 {
+    http_answer(port, &format!("GET {path}"), host, token).0
+}
+
+/// A raw HTTP request (`method path`, no body) to the server on `port` with
+/// this `Host` header and maybe the token; returns the status code and body.
+pub fn http_answer(port: u16, request: &str, host: &str, token: Option<&str>) -> (u16, String) {
     let mut stream = TcpStream::connect(("127.0.0.1", port)).expect("the server listens");
     let token_header = token.map_or(String::new(), |t| format!("x-agon-token: {t}\r\n"));
     write!(
         stream,
-        "GET {path} HTTP/1.1\r\nHost: {host}\r\n{token_header}Connection: close\r\n\r\n"
+        "{request} HTTP/1.1\r\nHost: {host}\r\n{token_header}Content-Length: 0\r\nConnection: close\r\n\r\n"
     )
     .unwrap();
     let mut reply = String::new();
     let _ = stream.read_to_string(&mut reply);
-    reply
+    let status = reply
         .split_whitespace()
         .nth(1)
         .and_then(|code| code.parse().ok())
-        .unwrap_or(0)
+        .unwrap_or(0);
+    let body = reply
+        .split_once("\r\n\r\n")
+        .map_or(String::new(), |(_, body)| body.to_string());
+    (status, body)
 }
 
 /// A headless browser with a desktop window.

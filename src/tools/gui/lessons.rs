@@ -2,9 +2,10 @@
 //! position and goal, and the judge that checks a person's moves against the
 //! goal with the rules core (the page holds the words, in every language).
 
+use super::problem::{Code, Problem, failed, refuse, unreadable};
 use super::session::view::cells_json;
 use crate::rules::game::position_result;
-use crate::rules::notation::parse_cell;
+use crate::rules::notation::{parse_cell, quote};
 use crate::rules::{
     Color, Game, GameResult, Move, MoveError, Position, Termination, legal_moves, parse_fen,
     parse_move, to_fen,
@@ -314,9 +315,27 @@ pub enum LessonError {
 impl std::fmt::Display for LessonError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            LessonError::Unknown(id) => write!(f, "no lesson '{id}'"),
+            LessonError::Unknown(id) => write!(f, "no lesson '{}'", quote(id)),
             LessonError::NotPlayed(id) => write!(f, "lesson '{id}' is not played with moves"),
             LessonError::BadLine(why) => write!(f, "bad line: {why}"),
+        }
+    }
+}
+
+impl LessonError {
+    /// The refusal the page tells in its language.
+    fn problem(&self) -> Problem {
+        let message = self.to_string();
+        match self {
+            LessonError::Unknown(id) => {
+                Problem::new(Code::NoLesson, message).with("lesson", quote(id))
+            }
+            LessonError::NotPlayed(id) => {
+                Problem::new(Code::LessonNotPlayed, message).with("lesson", *id)
+            }
+            LessonError::BadLine(why) => {
+                Problem::new(Code::BadLessonLine, message).with("detail", why.as_str())
+            }
         }
     }
 }
@@ -524,27 +543,28 @@ pub fn routes<S: Clone + Send + Sync + 'static>() -> Router<S> {
 }
 
 async fn judge_request(body: String) -> Response {
-    let refused = |message: String| {
-        (
-            StatusCode::BAD_REQUEST,
-            axum::Json(json!({ "error": message })),
-        )
-            .into_response()
-    };
     let request: LessonRequest = match serde_json::from_str(&body) {
         Ok(request) => request,
-        Err(e) => return refused(format!("bad lesson request: {e}")),
+        Err(e) => {
+            return refuse(
+                StatusCode::BAD_REQUEST,
+                &unreadable("bad lesson request", &e),
+            );
+        }
     };
     let Some(lesson) = lesson(&request.lesson) else {
-        return refused(LessonError::Unknown(request.lesson).to_string());
+        return refuse(
+            StatusCode::BAD_REQUEST,
+            &LessonError::Unknown(request.lesson).problem(),
+        );
     };
     // A "win in two" is judged by brute force over the replies: off the
     // request threads.
     let moves = request.moves;
     match tokio::task::spawn_blocking(move || lesson.judge(&moves)).await {
         Ok(Ok(verdict)) => axum::Json(verdict.to_json()).into_response(),
-        Ok(Err(e)) => refused(e.to_string()),
-        Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()).into_response(),
+        Ok(Err(e)) => refuse(StatusCode::BAD_REQUEST, &e.problem()),
+        Err(e) => failed(&e),
     }
 }
 

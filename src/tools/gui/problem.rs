@@ -4,6 +4,8 @@
 //! and logs.
 
 use crate::rules::{FenError, MoveError};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
 use serde_json::{Map, Value, json};
 use std::fmt;
 
@@ -33,6 +35,10 @@ macro_rules! codes {
 codes! {
     /// A request the server cannot read (`detail`: the parser's words).
     BadRequest = "bad-request",
+    /// A request body over the server's limit.
+    BodyTooLarge = "body-too-large",
+    /// A method the address does not take (the `Allow` header lists those it does).
+    MethodNotAllowed = "method-not-allowed",
     /// `ply` is past the end of the line of `plies`.
     NoPly = "no-ply",
     /// `colour` is neither white nor black.
@@ -162,6 +168,12 @@ codes! {
     TooManyRequests = "too-many-requests",
     /// Nothing at this address.
     NotFound = "not-found",
+    /// No lesson `lesson`.
+    NoLesson = "no-lesson",
+    /// Lesson `lesson` is done in the page, not by moves.
+    LessonNotPlayed = "lesson-not-played",
+    /// A lesson line that cannot be judged (`detail`: why, in English).
+    BadLessonLine = "bad-lesson-line",
     /// No such game of this visitor.
     NotYourGame = "not-your-game",
     /// A public server plays without clocks.
@@ -262,6 +274,25 @@ impl Problem {
     pub fn bad_fen(error: &FenError) -> Problem {
         Problem::new(Code::BadFen, format!("bad FEN: {error}")).within("reason", &fen_reason(error))
     }
+}
+
+/// A refusal as the page reads it: the problem's code, parameters and English message.
+pub(crate) fn refuse(status: StatusCode, problem: &Problem) -> Response {
+    (status, axum::Json(problem.json())).into_response()
+}
+
+/// A request the server cannot read: what its parser said.
+pub(crate) fn unreadable(what: &str, error: &serde_json::Error) -> Problem {
+    Problem::new(Code::BadRequest, format!("{what}: {error}")).with("detail", error.to_string())
+}
+
+/// A request that failed on its way (the work panicked): logged, and a 500.
+pub(crate) fn failed(error: &tokio::task::JoinError) -> Response {
+    log::error!("a request failed: {error}");
+    refuse(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        &Problem::new(Code::ServerFailed, "the server failed"),
+    )
 }
 
 /// Why a FEN cannot be read, one code a fault of the rules core.

@@ -2,7 +2,7 @@
 //! Server-Sent Events for state and analysis, all behind a per-run token and
 //! a Host check (so that another web page cannot drive the engines).
 
-use super::problem::{Code, Problem};
+use super::problem::{Code, Problem, failed, refuse, unreadable};
 use super::session::{Command, Session, geometry, lock};
 use axum::Router;
 use axum::body::Body;
@@ -134,6 +134,7 @@ pub fn router(shared: Shared) -> Router {
         .route("/api/command", post(command))
         .route("/api/pgn", get(export).post(import))
         .route("/api/preview", post(preview))
+        .layer(middleware::from_fn(refusals_as_problems))
         .layer(middleware::from_fn_with_state(shared.clone(), guard))
         .with_state(shared)
 }
@@ -199,11 +200,6 @@ pub(crate) fn add_security_headers(headers: &mut HeaderMap) {
     headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
 }
 
-/// A refusal as the page reads it: the problem's code, parameters and English message.
-pub(crate) fn refuse(status: StatusCode, problem: &Problem) -> Response {
-    (status, axum::Json(problem.json())).into_response()
-}
-
 /// Refuses foreign `Host` headers everywhere and requests without the token
 /// to anything but the static scripts and style sheet.
 async fn guard(
@@ -246,6 +242,53 @@ async fn guard(
     response
 }
 
+/// The most of a refusal's plain-text body kept as its problem's detail.
+const MAX_REFUSAL_DETAIL: usize = 1024;
+
+/// Gives the refusals made before a handler runs (axum's own: a body over
+/// the limit or not UTF-8, a query that cannot be read, a method the address
+/// does not take, an unknown address) the JSON problem every other refusal
+/// has, keeping their status and headers (such as `Allow`).
+pub(crate) async fn refusals_as_problems(request: Request, next: Next) -> Response {
+    let response = next.run(request).await;
+    let status = response.status();
+    let is_json = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|kind| kind.as_bytes().starts_with(b"application/json"));
+    if is_json || !(status.is_client_error() || status.is_server_error()) {
+        return response;
+    }
+    let (mut parts, body) = response.into_parts();
+    let detail = axum::body::to_bytes(body, MAX_REFUSAL_DETAIL)
+        .await
+        .map(|text| String::from_utf8_lossy(&text).trim().to_string())
+        .unwrap_or_default();
+    let problem = match status {
+        StatusCode::PAYLOAD_TOO_LARGE => {
+            Problem::new(Code::BodyTooLarge, "the request's body is too large")
+        }
+        StatusCode::METHOD_NOT_ALLOWED => Problem::new(
+            Code::MethodNotAllowed,
+            "this address does not take that method",
+        ),
+        StatusCode::NOT_FOUND => Problem::new(Code::NotFound, "not found"),
+        server_error if server_error.is_server_error() => {
+            log::error!("a request failed: {status} {detail}");
+            Problem::new(Code::ServerFailed, "the server failed")
+        }
+        _ => {
+            Problem::new(Code::BadRequest, format!("bad request: {detail}")).with("detail", detail)
+        }
+    };
+    parts.headers.remove(header::CONTENT_LENGTH);
+    parts.headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    Response::from_parts(parts, Body::from(problem.json().to_string()))
+}
+
 async fn index() -> Response {
     asset(INDEX_HTML, "text/html; charset=utf-8").await
 }
@@ -282,20 +325,6 @@ async fn events(State(shared): State<Shared>) -> Response {
     Sse::new(initial.chain(updates))
         .keep_alive(KeepAlive::default())
         .into_response()
-}
-
-/// A request the server cannot read: what its parser said.
-pub(crate) fn unreadable(what: &str, error: &serde_json::Error) -> Problem {
-    Problem::new(Code::BadRequest, format!("{what}: {error}")).with("detail", error.to_string())
-}
-
-/// A request that failed on its way (the work panicked): logged, and a 500.
-fn failed(error: &tokio::task::JoinError) -> Response {
-    log::error!("a request failed: {error}");
-    refuse(
-        StatusCode::INTERNAL_SERVER_ERROR,
-        &Problem::new(Code::ServerFailed, "the server failed"),
-    )
 }
 
 async fn command(State(shared): State<Shared>, body: String) -> Response {

@@ -6,8 +6,8 @@
 use super::limiter::RateLimiter;
 use super::metrics::{ErrorKind, Gauges, Metrics};
 use super::visitors::{Refusal, Registry, is_id, new_id};
-use crate::tools::gui::problem::{Code, Problem};
-use crate::tools::gui::server::{add_security_headers, page_routes, refuse, unreadable};
+use crate::tools::gui::problem::{Code, Problem, refuse, unreadable};
+use crate::tools::gui::server::{add_security_headers, page_routes, refusals_as_problems};
 use crate::tools::gui::session::Command;
 use axum::Router;
 use axum::extract::{ConnectInfo, DefaultBodyLimit, Query, Request, State};
@@ -62,6 +62,8 @@ pub fn router(app: App) -> Router<()> {
         .route("/api/command", post(command))
         .route("/api/pgn", get(export).post(import))
         .route("/api/preview", post(preview))
+        .layer(middleware::from_fn(refusals_as_problems))
+        // For monitors: plain text, outside the page's problems.
         .route("/healthz", get(health))
         .route("/metrics", get(metrics))
         .fallback(|| async {

@@ -77,13 +77,13 @@ async function judgeLessonMove(mv) {
     headers: { "content-type": "application/json" },
     body: JSON.stringify({ lesson: lesson.id, moves: lessonState.line.concat([mv]) }),
   });
-  const reply = await response.json().catch(() => ({ error: response.statusText }));
   if (!response.ok) {
-    lessonState.message = [["learn.refused", { error: reply.error || String(response.status) }]];
+    lessonState.message = [["learn.refused", { error: problemText(await problemOf(response)) }]];
     lessonState.messageKind = "wrong";
     renderLessons();
     return;
   }
+  const reply = await response.json();
   if (reply.verdict === "solved") {
     lessonState.line.push(mv);
     lessonState.position = reply;
