@@ -9,6 +9,7 @@ mod browser;
 use agon::rules::{Game, GameResult, parse_fen, to_fen};
 use browser::{BROWSER, Browser, PATIENCE, browser, gui_page, http_answer, http_status, start_gui};
 use fantoccini::Locator;
+use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -513,7 +514,7 @@ fn requests_without_the_token_or_with_a_foreign_host_are_refused() {
         ("POST /app.js", 405, "method-not-allowed"),
         ("DELETE /api/state", 405, "method-not-allowed"),
     ] {
-        let (given, body) = http_answer(port, request, &host, Some(token));
+        let (given, body) = http_answer(port, request, &host, Some(token), "");
         assert_eq!(given, status, "{request}: {body}");
         let problem: serde_json::Value = serde_json::from_str(&body).expect(&body);
         assert_eq!(problem["code"], code, "{request}: {body}");
@@ -569,6 +570,19 @@ fn sigterm_ends_the_server_and_its_engines() {
         200
     );
     let engines = children();
+    // An open page's event stream must not hold the shutdown up.
+    let mut events = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    write!(
+        events,
+        "GET /api/events HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nx-agon-token: {token}\r\n\r\n"
+    )
+    .unwrap();
+    let mut first = [0u8; 64];
+    let read = events.read(&mut first).unwrap();
+    assert!(
+        String::from_utf8_lossy(&first[..read]).starts_with("HTTP/1.1 200"),
+        "the event stream opens"
+    );
     Command::new("kill")
         .arg("-TERM")
         .arg(gui.0.id().to_string())
@@ -830,4 +844,80 @@ async fn a_click_on_an_engine_line_move_reaches_its_position_and_arrows_follow_t
     .await;
     page.assert_no_errors().await;
     page.close().await;
+}
+
+/// `agon gui` with these arguments: its port, `Host` header and token.
+fn gui_address(url: &str) -> (u16, String, String) {
+    let rest = url.trim_start_matches("http://127.0.0.1:");
+    let (port, query) = rest.split_once('/').unwrap();
+    let port: u16 = port.parse().unwrap();
+    let token = query.trim_start_matches("?token=").to_string();
+    (port, format!("127.0.0.1:{port}"), token)
+}
+
+#[test]
+fn refused_commands_change_nothing_and_a_review_outlives_its_analyst() {
+    use serde_json::{Value, json};
+    // Engine 2 answers `go` 3 s late; engine 1 is agon random.
+    let (_gui, url) = start_gui(&["--engine", "python3 tests/engines/scripted.py late 3"]);
+    let (port, host, token) = gui_address(&url);
+    let send = |request: &str, body: &str| http_answer(port, request, &host, Some(&token), body);
+    let command = |body: Value| send("POST /api/command", &body.to_string());
+    let state = || -> Value { serde_json::from_str(&send("GET /api/state", "").1).unwrap() };
+    let seat = |role: &str| {
+        state()["engines"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|seat| seat["role"] == role)
+            .cloned()
+            .unwrap()
+    };
+
+    // A watch naming one engine that does not exist changes neither seat.
+    assert_eq!(
+        command(json!({"cmd": "watch", "white": 1, "black": 1})).0,
+        200
+    );
+    let (status, body) = command(json!({"cmd": "watch", "white": 0, "black": 99}));
+    assert_eq!(status, 400, "{body}");
+    assert!(body.contains("no-engine"), "{body}");
+    assert_eq!(seat("white")["choice"], 1);
+    assert_eq!(seat("black")["choice"], 1);
+
+    // A takeback refused while the engine thinks leaves its search running:
+    // its move comes after its 3 s, not 3 s after a restarted search.
+    let asked = Instant::now();
+    let (status, body) =
+        command(json!({"cmd": "new_game", "human": "black", "engine": 2, "level": 4}));
+    assert_eq!(status, 200, "{body}");
+    let (status, body) = command(json!({"cmd": "takeback"}));
+    assert_eq!(status, 400, "{body}");
+    assert!(body.contains("nothing-to-take-back"), "{body}");
+    while state()["moves"].as_array().is_none_or(Vec::is_empty) {
+        assert!(
+            asked.elapsed() < Duration::from_millis(5_500),
+            "the engine's search was restarted by a refused takeback"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+
+    // A review goes on when the analyst changes under it.
+    let pgn = std::fs::read_to_string("tests/data/gui-three-games.pgn").unwrap();
+    let (status, body) = send("POST /api/pgn", &pgn);
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(command(json!({"cmd": "review"})).0, 200);
+    assert_eq!(
+        command(json!({"cmd": "set_engine", "role": "analyst", "engine": 1})).0,
+        200
+    );
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        let review = state()["review"].clone();
+        if review["running"] == false && review["done"] == review["total"] {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the review stopped: {review}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
 }

@@ -102,17 +102,24 @@ pub async fn gui_page(args: &[&str]) -> (tokio::sync::MutexGuard<'static, ()>, P
 /// A raw HTTP GET to the server on `port` with this `Host` header and
 /// maybe the token; returns the status code.
 pub fn http_status(port: u16, path: &str, host: &str, token: Option<&str>) -> u16 {
-    http_answer(port, &format!("GET {path}"), host, token).0
+    http_answer(port, &format!("GET {path}"), host, token, "").0
 }
 
-/// A raw HTTP request (`method path`, no body) to the server on `port` with
-/// this `Host` header and maybe the token; returns the status code and body.
-pub fn http_answer(port: u16, request: &str, host: &str, token: Option<&str>) -> (u16, String) {
+/// A raw HTTP request (`method path`) with `body` to the server on `port`
+/// with this `Host` header and maybe the token; returns the status code and body.
+pub fn http_answer(
+    port: u16,
+    request: &str,
+    host: &str,
+    token: Option<&str>,
+    body: &str,
+) -> (u16, String) {
     let mut stream = TcpStream::connect(("127.0.0.1", port)).expect("the server listens");
     let token_header = token.map_or(String::new(), |t| format!("x-agon-token: {t}\r\n"));
     write!(
         stream,
-        "{request} HTTP/1.1\r\nHost: {host}\r\n{token_header}Content-Length: 0\r\nConnection: close\r\n\r\n"
+        "{request} HTTP/1.1\r\nHost: {host}\r\n{token_header}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
     )
     .unwrap();
     let mut reply = String::new();

@@ -9,10 +9,15 @@ pub(crate) mod server;
 pub mod session;
 
 use session::{EngineChoice, Session, lock};
+use std::future::Future;
 use std::io::Write;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
-use tokio::sync::broadcast;
+use std::time::Duration;
+use tokio::sync::{broadcast, watch};
+
+/// How long a stopping server waits for open requests before it ends them.
+pub(crate) const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 
 /// What `agon gui` was asked for.
 pub struct GuiSettings {
@@ -105,16 +110,16 @@ async fn serve(
         open_browser(&url);
     }
     let ticker = tokio::spawn(tick(Arc::clone(&session)));
+    let (stop, stopping) = watch::channel(false);
     let app = server::router(server::Shared {
         session: Arc::clone(&session),
         events,
         token,
         hosts: server::Hosts::new(settings.host, origin.port),
+        stopping: stopping.clone(),
     });
-    let outcome = axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown_signal())
-        .await
-        .map_err(|e| format!("server failed: {e}"));
+    let server = axum::serve(listener, app).with_graceful_shutdown(stop_on_signal(stop));
+    let outcome = serve_until_stopped(server.into_future(), stopping).await;
     ticker.abort();
     let engines = lock(&session).take_engines();
     tokio::task::spawn_blocking(move || {
@@ -200,7 +205,7 @@ async fn tick(session: Arc<std::sync::Mutex<Session>>) {
     }
 }
 
-pub(crate) async fn shutdown_signal() {
+async fn shutdown_signal() {
     let interrupt = async {
         let _ = tokio::signal::ctrl_c().await;
     };
@@ -220,6 +225,32 @@ pub(crate) async fn shutdown_signal() {
         () = terminate => {},
     }
     log::info!("signal received, shutting down");
+}
+
+/// Waits for Ctrl-C or SIGTERM, then turns `stop` true: that begins a
+/// graceful shutdown and ends the pages' event streams, which never end on
+/// their own.
+pub(crate) async fn stop_on_signal(stop: watch::Sender<bool>) {
+    shutdown_signal().await;
+    let _ = stop.send(true);
+}
+
+/// Runs a server until it has shut down, or until [`SHUTDOWN_GRACE`] after
+/// `stopping` turned true with requests still open.
+pub(crate) async fn serve_until_stopped(
+    server: impl Future<Output = std::io::Result<()>>,
+    mut stopping: watch::Receiver<bool>,
+) -> Result<(), String> {
+    tokio::select! {
+        outcome = server => outcome.map_err(|e| format!("server failed: {e}")),
+        () = async {
+            let _ = stopping.wait_for(|stop| *stop).await;
+            tokio::time::sleep(SHUTDOWN_GRACE).await;
+        } => {
+            log::warn!("requests still open after {} s: ended", SHUTDOWN_GRACE.as_secs());
+            Ok(())
+        }
+    }
 }
 
 /// Starts the system browser on `url`; failing to is only worth a warning.

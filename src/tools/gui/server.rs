@@ -17,7 +17,7 @@ use std::collections::HashMap;
 use std::convert::Infallible;
 use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
-use tokio::sync::broadcast;
+use tokio::sync::{broadcast, watch};
 use tokio_stream::StreamExt;
 use tokio_stream::wrappers::BroadcastStream;
 
@@ -66,6 +66,8 @@ pub struct Shared {
     pub token: String,
     /// `Host` header values this server answers.
     pub hosts: Hosts,
+    /// Turns true when the server is stopping (ends the event streams).
+    pub stopping: watch::Receiver<bool>,
 }
 
 /// The `Host` header values this server answers.
@@ -322,7 +324,13 @@ async fn events(State(shared): State<Shared>) -> Response {
             .ok()
             .map(|(event, data)| Ok(Event::default().event(event).data(data)))
     });
-    Sse::new(initial.chain(updates))
+    // Each stream ends when the server stops, so that stopping does not wait for the page.
+    let mut stopping = shared.stopping.clone();
+    let stopped = async move {
+        let _ = stopping.wait_for(|stop| *stop).await;
+    };
+    let stream = futures_util::StreamExt::take_until(initial.chain(updates), stopped);
+    Sse::new(stream)
         .keep_alive(KeepAlive::default())
         .into_response()
 }

@@ -20,8 +20,6 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// How long a stopping server waits for open requests before it ends them.
-pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 /// How often the queue positions shown are brought up to date.
 const QUEUE_REFRESH: Duration = Duration::from_millis(500);
 /// How often idle visitors and addresses are forgotten and old games pruned.
@@ -144,25 +142,12 @@ async fn serve(settings: &ServeSettings, store: store::Store) -> Result<(), Stri
         settings.keep_finished_days,
         settings.keep_unfinished_days,
     ));
-    let mut watching = stopping.clone();
     let server = axum::serve(
         listener,
         app.into_make_service_with_connect_info::<SocketAddr>(),
     )
-    .with_graceful_shutdown(async move {
-        crate::tools::gui::shutdown_signal().await;
-        let _ = stop.send(true);
-    });
-    let outcome = tokio::select! {
-        outcome = server => outcome.map_err(|e| format!("server failed: {e}")),
-        () = async {
-            let _ = watching.wait_for(|stop| *stop).await;
-            tokio::time::sleep(SHUTDOWN_GRACE).await;
-        } => {
-            log::warn!("requests still open after {} s: ended", SHUTDOWN_GRACE.as_secs());
-            Ok(())
-        }
-    };
+    .with_graceful_shutdown(crate::tools::gui::stop_on_signal(stop));
+    let outcome = crate::tools::gui::serve_until_stopped(server.into_future(), stopping).await;
     chores.abort();
     // Every acknowledged move is in the database already; what is left is ending the engines.
     tokio::task::spawn_blocking(move || {
