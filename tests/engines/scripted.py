@@ -12,6 +12,8 @@ misbehaviour:
   illegal   answers `go` with the illegal move f1f3
   silent    answers `isready` but never `go`
   late [S]  answers `go` only after S seconds (default 0.5)
+  chatty    answers `go` with an `info` line every 5 ms and never a move,
+            deaf to `stop`
   whiteonly plays the shuffle as White and the illegal move f1f3 as Black
   nostart   never says `uciok`
   noisy     plays the shuffle, after writing a Latin-1 byte (not UTF-8) and
@@ -67,6 +69,10 @@ def main():
                 sys.exit(3)
             if mode == "silent":
                 continue
+            if mode == "chatty":
+                while True:
+                    say("info depth 1 score cp 0 nodes 1 pv f1e1")
+                    time.sleep(0.005)
             if mode == "late":
                 time.sleep(float(sys.argv[2]) if len(sys.argv) > 2 else 0.5)
             cheat = mode == "pattern" and pattern[(games - 1) % len(pattern)] == "i"

@@ -302,7 +302,7 @@ impl Machine {
                         self.hear(&line, engine, report)?;
                     }
                 }
-                Err(Failure::TimedOut) => self.check_deadlines(engine, report)?,
+                Err(Failure::TimedOut) => {}
                 Err(Failure::Crashed) => {
                     return Err(Problem::new(
                         Code::EngineCrashed,
@@ -311,6 +311,8 @@ impl Machine {
                 }
                 Err(Failure::Aborted) => return Ok(()),
             }
+            // Also after a line: an engine that talks on must still meet its deadlines.
+            self.check_deadlines(engine, report)?;
         }
     }
 
@@ -538,6 +540,47 @@ fn parse_option(line: &str) -> Option<OptionDecl> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::mpsc;
+
+    #[test]
+    fn an_engine_that_talks_on_without_a_move_is_overdue_then_stalled() {
+        let (reports, heard) = mpsc::channel();
+        let engine = EngineHandle::start(
+            "chatty",
+            "python3",
+            &[
+                "tests/engines/scripted.py".to_string(),
+                "chatty".to_string(),
+            ],
+            move |report| {
+                let _ = reports.send(report);
+            },
+        );
+        engine.send(Request::Search(Search {
+            id: 1,
+            purpose: Purpose::Move,
+            position: "position startpos".into(),
+            go: "go movetime 100".into(),
+            budget: Some(Duration::from_millis(100)),
+        }));
+        let deadline = Instant::now() + STOP_GRACE * 3;
+        let (mut overdue, mut stalled) = (false, false);
+        while !stalled {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match heard.recv_timeout(left) {
+                Ok(Report::Overdue(1, Purpose::Move)) => overdue = true,
+                Ok(Report::Failed(problem)) => {
+                    assert_eq!(problem.code, Code::EngineStalled, "{problem}");
+                    stalled = true;
+                }
+                Ok(Report::BestMove(..)) => panic!("the engine never moves"),
+                Ok(_) => {}
+                Err(e) => panic!("neither overdue nor stalled (overdue: {overdue}): {e}"),
+            }
+        }
+        assert!(overdue, "stalled without being overdue first");
+        engine.finish();
+    }
 
     #[test]
     fn info_lines_give_score_depth_and_line() {
