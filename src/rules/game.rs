@@ -152,6 +152,13 @@ impl Game {
         self.positions.push(next);
     }
 
+    /// Takes the last move back; `None` at the start.
+    pub fn take_back(&mut self) -> Option<Move> {
+        let mv = self.moves.pop()?;
+        self.positions.pop();
+        Some(mv)
+    }
+
     /// Parses and plays a move given as text; the game is unchanged on error.
     pub fn play_text(&mut self, text: &str) -> Result<Move, MoveError> {
         let mv = parse_move(self.position(), text)?;
@@ -215,6 +222,19 @@ mod tests {
             "white wins, black has no legal move"
         );
         assert_eq!(GameResult::Draw.describe(), "draw by threefold repetition");
+    }
+
+    #[test]
+    fn a_move_taken_back_leaves_the_game_as_before_it() {
+        let mut game = Game::new(parse_fen(START_FEN).unwrap());
+        assert_eq!(game.take_back(), None);
+        game.play_text("f1e1").unwrap();
+        let after_one = *game.position();
+        let second = game.play_text("f11g11").unwrap();
+        assert_eq!(game.take_back(), Some(second));
+        assert_eq!(game.position().key(), after_one.key());
+        assert_eq!(game.moves().len(), 1);
+        assert_eq!(game.history_keys().count(), 2);
     }
 
     #[test]

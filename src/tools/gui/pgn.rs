@@ -20,21 +20,29 @@ pub enum WhiteScore {
 impl WhiteScore {
     /// Turns a score from the mover's side into White's.
     pub fn from_mover(mover: Color, cp: Option<i32>, mate: Option<i32>) -> Option<WhiteScore> {
-        let sign = if mover == Color::White { 1 } else { -1 };
         match (cp, mate) {
-            (_, Some(mate)) => Some(WhiteScore::Mate(sign * mate)),
-            (Some(cp), None) => Some(WhiteScore::Cp(sign * cp)),
+            (_, Some(mate)) => Some(WhiteScore::Mate(as_seen_by(mover, mate))),
+            (Some(cp), None) => Some(WhiteScore::Cp(as_seen_by(mover, cp))),
             _ => None,
         }
     }
 
     /// Back to the mover's side: (cp, mate).
     pub fn for_mover(self, mover: Color) -> (Option<i32>, Option<i32>) {
-        let sign = if mover == Color::White { 1 } else { -1 };
         match self {
-            WhiteScore::Cp(cp) => (Some(sign * cp), None),
-            WhiteScore::Mate(mate) => (None, Some(sign * mate)),
+            WhiteScore::Cp(cp) => (Some(as_seen_by(mover, cp)), None),
+            WhiteScore::Mate(mate) => (None, Some(as_seen_by(mover, mate))),
         }
+    }
+}
+
+/// A score of one side as `side` sees it, and back: the same for White,
+/// negated for Black (saturating: an engine may send `i32::MIN`).
+fn as_seen_by(side: Color, score: i32) -> i32 {
+    if side == Color::White {
+        score
+    } else {
+        score.saturating_neg()
     }
 }
 
@@ -235,8 +243,8 @@ impl LineReader {
     fn line(&mut self, mut game: Game, depth: usize) -> Result<Vec<ReadMove>, Problem> {
         let number = self.number;
         let mut moves: Vec<ReadMove> = Vec::new();
-        // The game before the last move, where its variations start.
-        let mut before_last: Option<Game> = None;
+        // Who played the last move (its comment's scores are that side's).
+        let mut last_mover: Option<Color> = None;
         let mut last_was_move = false;
         while let Some(token) = self.tokens.peek() {
             if matches!(token, Token::Close) {
@@ -252,7 +260,7 @@ impl LineReader {
             match token {
                 Token::Close => {}
                 Token::Open => {
-                    let (Some(from), Some(last)) = (before_last.clone(), moves.last_mut()) else {
+                    let Some(last) = moves.last_mut() else {
                         return Err(in_game(
                             Code::PgnEarlyVariation,
                             number,
@@ -267,6 +275,9 @@ impl LineReader {
                         )
                         .with("limit", MAX_VARIATION_DEPTH));
                     }
+                    // A variation replaces the last move: it starts before it.
+                    let mut from = game.clone();
+                    from.take_back();
                     let variation = self.line(from, depth + 1)?;
                     last.variations.push(variation);
                     last_was_move = false;
@@ -274,10 +285,7 @@ impl LineReader {
                 Token::Comment(text) => {
                     match moves.last_mut() {
                         Some(last) if last_was_move => {
-                            let mover = before_last
-                                .as_ref()
-                                .map_or(Color::White, |g| g.position().side_to_move());
-                            read_comment(last, &text, mover);
+                            read_comment(last, &text, last_mover.unwrap_or(Color::White));
                         }
                         // The closing comment before the result says why the game ended.
                         _ if depth == 0 && self.closing() => self.reason = Some(text),
@@ -299,7 +307,6 @@ impl LineReader {
                         continue;
                     }
                     let mover = game.position().side_to_move();
-                    let previous = game.clone();
                     game.play_text(bare).map_err(|e| {
                         in_game(
                             Code::PgnIllegalMove,
@@ -314,7 +321,7 @@ impl LineReader {
                         .with("side", mover.name().to_lowercase())
                         .within("reason", &Problem::bad_move(bare, &e))
                     })?;
-                    before_last = Some(previous);
+                    last_mover = Some(mover);
                     moves.push(ReadMove {
                         text: bare.to_string(),
                         score: None,
@@ -380,7 +387,9 @@ fn read_comment(mv: &mut ReadMove, text: &str, mover: Color) {
         mv.score = if let Some(mate) = score.strip_prefix("+M") {
             mate.parse().ok().map(WhiteScore::Mate)
         } else if let Some(mate) = score.strip_prefix("-M") {
-            mate.parse::<i32>().ok().map(|m| WhiteScore::Mate(-m))
+            mate.parse::<i32>()
+                .ok()
+                .map(|m| WhiteScore::Mate(m.saturating_neg()))
         } else {
             score
                 .parse::<f64>()
@@ -426,6 +435,22 @@ mod tests {
         assert_eq!(first.reason.as_deref(), Some("draw by repetition"));
         assert_eq!(first.result, "1/2-1/2");
         assert_eq!(games[1].moves[0].score, None);
+    }
+
+    #[test]
+    fn extreme_scores_keep_their_sign() {
+        assert_eq!(
+            WhiteScore::from_mover(Color::Black, Some(i32::MIN), None),
+            Some(WhiteScore::Cp(i32::MAX))
+        );
+        assert_eq!(
+            WhiteScore::Mate(i32::MIN).for_mover(Color::Black),
+            (None, Some(i32::MAX))
+        );
+        let games =
+            read_games("[Event \"x\"]\n\n1. f1e1 {+0.10} f11g11 {-M-2147483648} *\n").unwrap();
+        // Black mates in (saturated) 2^31 moves: a loss for White.
+        assert_eq!(games[0].moves[1].score, Some(WhiteScore::Mate(-i32::MAX)));
     }
 
     #[test]

@@ -181,6 +181,9 @@ impl Session {
             } => {
                 let start = read_start(fen.as_deref())?;
                 let clocks = parse_time_control(tc.as_deref().unwrap_or(""))?;
+                // Both checked before either seat changes: a refusal leaves the game as it was.
+                self.known_engine(white)?;
+                self.known_engine(black)?;
                 self.choose_engine(Role::White, white)?;
                 self.choose_engine(Role::Black, black)?;
                 self.library.clear();
@@ -433,10 +436,10 @@ impl Session {
                 "takeback is for a game against the engine",
             ));
         };
+        let keep = self.record.take_back_point(human)?;
         if let Some((_, role)) = self.awaited.take() {
             self.stop(role);
         }
-        let keep = self.record.take_back_point(human)?;
         self.record.truncate(keep);
         self.record.cursor = keep;
         self.record.finish = None;

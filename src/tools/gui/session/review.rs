@@ -182,7 +182,7 @@ impl Session {
     }
 
     /// Searches the next position of the review, if any is left.
-    fn review_next(&mut self) {
+    pub(super) fn review_next(&mut self) {
         let id = self.new_search_id();
         let Some(review) = &mut self.review else {
             return;

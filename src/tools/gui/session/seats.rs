@@ -247,12 +247,18 @@ impl Session {
         self.publish_state();
     }
 
-    pub(super) fn choose_engine(&mut self, role: Role, engine: usize) -> Result<(), Problem> {
+    /// Refuses an engine index that is not among the choices.
+    pub(super) fn known_engine(&self, engine: usize) -> Result<(), Problem> {
         if engine >= self.choices.len() {
             return Err(
                 Problem::new(Code::NoEngine, format!("no engine {engine}")).with("engine", engine)
             );
         }
+        Ok(())
+    }
+
+    pub(super) fn choose_engine(&mut self, role: Role, engine: usize) -> Result<(), Problem> {
+        self.known_engine(engine)?;
         let seat = &mut self.seats[role.index()];
         if seat.choice != engine || seat.status == Status::Failed {
             if self.awaited.is_some_and(|(_, r)| r == role) {
@@ -268,6 +274,10 @@ impl Session {
                 self.analysis.search = 0;
             }
             self.ensure_engine(role);
+            // The new analyst takes over the position a review was searching.
+            if role == Role::Analyst && self.reviewing() {
+                self.review_next();
+            }
         }
         Ok(())
     }
