@@ -998,6 +998,53 @@ fn memory_holds_at_most_max_visitors_and_a_dropped_visitor_gets_their_games_back
     assert_eq!(raw(&address, "GET /healthz HTTP/1.1", b"").status, 200);
 }
 
+#[test]
+fn one_address_holds_at_most_its_share_of_open_pages() {
+    let dir = scratch_dir("serve-streams");
+    let (mut server, address) =
+        start_server(&dir.join("games.sqlite"), &["--streams-per-address", "2"]);
+    let open = || {
+        let mut stream = open_events(&address, &new_visitor(&address), "HTTP/1.1");
+        let mut start = [0; 12];
+        stream.read_exact(&mut start).unwrap();
+        (stream, String::from_utf8_lossy(&start).into_owned())
+    };
+    let (first, status) = open();
+    assert_eq!(status, "HTTP/1.1 200");
+    let (_second, status) = open();
+    assert_eq!(status, "HTTP/1.1 200");
+    // A third page of the same address, with a cookie of its own, waits.
+    let refused = raw(
+        &address,
+        &format!(
+            "GET /api/events HTTP/1.1\r\nCookie: {}",
+            new_visitor(&address)
+        ),
+        b"",
+    );
+    assert_eq!(refused.status, 429, "{}", refused.body);
+    assert_eq!(refused.json()["code"], "too-many-streams");
+    assert_eq!(refused.json()["params"]["max"], 2);
+    assert!(
+        refused
+            .headers
+            .to_ascii_lowercase()
+            .contains("retry-after: 5"),
+        "{}",
+        refused.headers
+    );
+    // Other requests of that address still pass.
+    assert_eq!(state(&address, &new_visitor(&address), None).status, 200);
+    // A page closed gives its slot back.
+    drop(first);
+    let deadline = Instant::now() + PATIENCE;
+    while open().1 != "HTTP/1.1 200" {
+        assert!(Instant::now() < deadline, "no slot freed");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert!(server.next_line(Duration::from_millis(10)).is_none());
+}
+
 /// An analysis board is bounded: an engine line of more than 64 moves and a
 /// board of more than 600 moves are refused with their codes, and the board
 /// keeps what it had.

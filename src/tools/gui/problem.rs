@@ -166,6 +166,8 @@ codes! {
     NoVisitor = "no-visitor",
     /// Too many requests from one address.
     TooManyRequests = "too-many-requests",
+    /// An address with `max` pages open at once already.
+    TooManyStreams = "too-many-streams",
     /// Nothing at this address.
     NotFound = "not-found",
     /// No lesson `lesson`.

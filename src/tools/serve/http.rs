@@ -3,14 +3,14 @@
 //! limit per client address, a body limit and an `Origin` check on every
 //! state-changing request; plus `/healthz` and `/metrics`.
 
-use super::limiter::RateLimiter;
+use super::limiter::{RateLimiter, StreamLimiter};
 use super::metrics::{ErrorKind, Gauges, Metrics};
 use super::visitors::{Refusal, Registry, is_id, new_id};
 use crate::tools::gui::problem::{Code, Problem, refuse, unreadable};
 use crate::tools::gui::server::{add_security_headers, page_routes, refusals_as_problems};
 use crate::tools::gui::session::Command;
 use axum::Router;
-use axum::extract::{ConnectInfo, DefaultBodyLimit, Query, Request, State};
+use axum::extract::{ConnectInfo, DefaultBodyLimit, Extension, Query, Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::sse::{Event, KeepAlive, Sse};
@@ -45,6 +45,8 @@ pub struct App {
     pub metrics: Arc<Metrics>,
     /// Requests per address.
     pub limiter: Arc<RateLimiter>,
+    /// Open event streams per address.
+    pub streams: Arc<StreamLimiter>,
     /// Behind a reverse proxy: the client is the last `X-Forwarded-For`
     /// address, and the cookie is `Secure` (the proxy speaks TLS).
     pub behind_proxy: bool,
@@ -164,10 +166,18 @@ fn visitor_of(headers: &HeaderMap) -> Option<String> {
         .map(|(_, value)| value.to_string())
 }
 
+/// The client's address, as `frontline` found it, for the handlers.
+#[derive(Clone, Copy)]
+struct ClientAddress(IpAddr);
+
 /// Rate limit, origin check, the page's cookie, security headers and counting.
-async fn frontline(State(app): State<App>, request: Request, next: Next) -> Response {
+async fn frontline(State(app): State<App>, mut request: Request, next: Next) -> Response {
     app.metrics.requests.fetch_add(1, Ordering::Relaxed);
-    if let Some(address) = client_address(&app, &request)
+    let address = client_address(&app, &request);
+    if let Some(address) = address {
+        request.extensions_mut().insert(ClientAddress(address));
+    }
+    if let Some(address) = address
         && let Err(wait) = app.limiter.take(address)
     {
         app.metrics.error(ErrorKind::RateLimited);
@@ -248,9 +258,36 @@ async fn state(
     }
 }
 
-async fn events(State(app): State<App>, headers: HeaderMap) -> Response {
+async fn events(
+    State(app): State<App>,
+    address: Option<Extension<ClientAddress>>,
+    headers: HeaderMap,
+) -> Response {
     let Some(visitor) = visitor_of(&headers) else {
         return no_visitor();
+    };
+    let slot = match address {
+        Some(Extension(ClientAddress(address))) => match app.streams.open(address) {
+            Some(slot) => Some(slot),
+            None => {
+                app.metrics.error(ErrorKind::RateLimited);
+                let limit = app.streams.per_address();
+                let mut response = refuse(
+                    StatusCode::TOO_MANY_REQUESTS,
+                    &Problem::new(
+                        Code::TooManyStreams,
+                        format!("at most {limit} pages open at once from one address"),
+                    )
+                    .with("max", limit),
+                );
+                response.headers_mut().insert(
+                    header::RETRY_AFTER,
+                    HeaderValue::from_static(RETRY_AFTER_BUSY),
+                );
+                return response;
+            }
+        },
+        None => None,
     };
     let registry = Arc::clone(&app.registry);
     let receiver = match blocking(move || registry.subscribe(&visitor)).await {
@@ -279,6 +316,11 @@ async fn events(State(app): State<App>, headers: HeaderMap) -> Response {
                 .chain(analysis)
                 .map(Ok::<Event, Infallible>),
         )
+    });
+    // The address's slot is held as long as the stream.
+    let states = states.map(move |event| {
+        let _held = &slot;
+        event
     });
     Sse::new(states)
         .keep_alive(KeepAlive::default())

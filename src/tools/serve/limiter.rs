@@ -1,9 +1,10 @@
-//! Requests per client address, limited by a token bucket for each address
-//! (a burst of twice the rate, refilled at the rate).
+//! What one client address may take: requests, limited by a token bucket
+//! for each address (a burst of twice the rate, refilled at the rate), and
+//! open event streams, limited by a count.
 
 use std::collections::HashMap;
 use std::net::IpAddr;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 /// Addresses not seen for this long are forgotten.
@@ -65,9 +66,82 @@ impl RateLimiter {
     }
 }
 
+/// The open event streams of every address. An open stream keeps its
+/// visitor in memory, so one address (with as many cookies as it likes)
+/// must not hold every visitor slot.
+pub struct StreamLimiter {
+    per_address: usize,
+    open: Arc<Mutex<HashMap<IpAddr, usize>>>,
+}
+
+/// One open stream of an address: the count goes down when it is dropped.
+pub struct StreamSlot {
+    address: IpAddr,
+    open: Arc<Mutex<HashMap<IpAddr, usize>>>,
+}
+
+fn counts(open: &Mutex<HashMap<IpAddr, usize>>) -> MutexGuard<'_, HashMap<IpAddr, usize>> {
+    open.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl StreamLimiter {
+    /// At most `per_address` streams open at once from one address.
+    pub fn new(per_address: usize) -> StreamLimiter {
+        StreamLimiter {
+            per_address,
+            open: Arc::new(Mutex::new(HashMap::new())),
+        }
+    }
+
+    /// The most streams one address may hold open.
+    pub fn per_address(&self) -> usize {
+        self.per_address
+    }
+
+    /// A slot for one more stream of `address`, if it has one left.
+    pub fn open(&self, address: IpAddr) -> Option<StreamSlot> {
+        let mut open = counts(&self.open);
+        let count = open.entry(address).or_insert(0);
+        if *count >= self.per_address {
+            return None;
+        }
+        *count += 1;
+        Some(StreamSlot {
+            address,
+            open: Arc::clone(&self.open),
+        })
+    }
+}
+
+impl Drop for StreamSlot {
+    fn drop(&mut self) {
+        let mut open = counts(&self.open);
+        if let Some(count) = open.get_mut(&self.address) {
+            *count = count.saturating_sub(1);
+            if *count == 0 {
+                open.remove(&self.address);
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn streams_are_counted_per_address_and_freed_when_dropped() {
+        let streams = StreamLimiter::new(2);
+        let one: IpAddr = "192.0.2.1".parse().unwrap();
+        let other: IpAddr = "192.0.2.2".parse().unwrap();
+        let first = streams.open(one).unwrap();
+        let _second = streams.open(one).unwrap();
+        assert!(streams.open(one).is_none());
+        assert!(streams.open(other).is_some());
+        drop(first);
+        assert!(streams.open(one).is_some());
+    }
 
     #[test]
     fn a_burst_passes_then_the_rate_holds_per_address() {

@@ -48,6 +48,10 @@ pub struct ServeSettings {
     /// Requests a second allowed from one client address (bursts of twice that).
     #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..))]
     pub rate: u32,
+    /// Event streams (open pages) one client address may hold at once;
+    /// past it `/api/events` answers 429.
+    #[arg(long, default_value_t = 20, value_parser = RangedU64ValueParser::<usize>::new().range(1..=1_000_000))]
+    pub streams_per_address: usize,
     /// Visitors held in memory at most: past it the least recently active
     /// idle one is dropped (their games stay stored), or with every one
     /// busy a new visitor is refused with 503.
@@ -129,6 +133,7 @@ async fn serve(settings: &ServeSettings, store: store::Store) -> Result<(), Stri
         registry: Arc::clone(&registry),
         metrics,
         limiter: Arc::clone(&limiter),
+        streams: Arc::new(limiter::StreamLimiter::new(settings.streams_per_address)),
         behind_proxy: settings.behind_proxy,
         origins: Arc::new(settings.origins.clone()),
         stopping: stopping.clone(),

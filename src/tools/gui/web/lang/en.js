@@ -354,6 +354,7 @@ STRINGS.en = {
   "error.foreign-origin": "Refused: the request came from another site.",
   "error.no-visitor": "Open the page first: it has not met you yet.",
   "error.too-many-requests": "Too many requests: wait a moment.",
+  "error.too-many-streams": "Too many pages of this server are open from your address (at most {max}): close one.",
   "error.not-found": "There is nothing here.",
   "error.no-lesson": "There is no lesson '{lesson}'.",
   "error.lesson-not-played": "The lesson '{lesson}' is done on the page, not by moves.",

@@ -354,6 +354,7 @@ STRINGS.es = {
   "error.foreign-origin": "Rechazado: la petición venía de otro sitio.",
   "error.no-visitor": "Abre primero la página: todavía no te conoce.",
   "error.too-many-requests": "Demasiadas peticiones: espera un momento.",
+  "error.too-many-streams": "Hay demasiadas páginas de este servidor abiertas desde tu dirección (como máximo {max}): cierra alguna.",
   "error.not-found": "Aquí no hay nada.",
   "error.no-lesson": "No existe la lección '{lesson}'.",
   "error.lesson-not-played": "La lección '{lesson}' se hace en la página, no con jugadas.",

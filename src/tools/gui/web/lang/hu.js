@@ -354,6 +354,7 @@ STRINGS.hu = {
   "error.foreign-origin": "Elutasítva: a kérés egy másik webhelyről jött.",
   "error.no-visitor": "Előbb nyisd meg az oldalt: még nem ismer.",
   "error.too-many-requests": "Túl sok kérés: várj egy kicsit.",
+  "error.too-many-streams": "Túl sok oldala van nyitva ennek a szervernek a címedről (legfeljebb {max}): zárj be egyet.",
   "error.not-found": "Itt nincs semmi.",
   "error.no-lesson": "Nincs '{lesson}' nevű lecke.",
   "error.lesson-not-played": "A(z) '{lesson}' lecke az oldalon zajlik, nem lépésekkel.",

@@ -354,6 +354,7 @@ STRINGS.ja = {
   "error.foreign-origin": "拒否しました: 別のサイトからの要求です。",
   "error.no-visitor": "先にページを開いてください。まだあなたを識別できていません。",
   "error.too-many-requests": "要求が多すぎます。少し待ってください。",
+  "error.too-many-streams": "あなたのアドレスからこのサーバーのページが多すぎるほど開かれています（最大 {max}）。どれかを閉じてください。",
   "error.not-found": "ここには何もありません。",
   "error.no-lesson": "レッスン「{lesson}」はありません。",
   "error.lesson-not-played": "レッスン「{lesson}」は手を指すのではなく、ページ上で行います。",

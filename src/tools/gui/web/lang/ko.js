@@ -354,6 +354,7 @@ STRINGS.ko = {
   "error.foreign-origin": "거부됨: 다른 사이트에서 온 요청입니다.",
   "error.no-visitor": "먼저 페이지를 여세요. 아직 당신을 알아보지 못합니다.",
   "error.too-many-requests": "요청이 너무 많습니다. 잠시 기다리세요.",
+  "error.too-many-streams": "당신의 주소에서 이 서버의 페이지가 너무 많이 열려 있습니다(최대 {max}개). 하나를 닫아 주세요.",
   "error.not-found": "여기에는 아무것도 없습니다.",
   "error.no-lesson": "'{lesson}' 레슨은 없습니다.",
   "error.lesson-not-played": "'{lesson}' 레슨은 수를 두는 것이 아니라 페이지에서 진행합니다.",

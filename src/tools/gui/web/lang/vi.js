@@ -354,6 +354,7 @@ STRINGS.vi = {
   "error.foreign-origin": "Bị từ chối: yêu cầu đến từ một trang khác.",
   "error.no-visitor": "Hãy mở trang trước: trang chưa biết bạn.",
   "error.too-many-requests": "Quá nhiều yêu cầu: hãy chờ một chút.",
+  "error.too-many-streams": "Có quá nhiều trang của máy chủ này đang mở từ địa chỉ của bạn (tối đa {max}): hãy đóng bớt một trang.",
   "error.not-found": "Ở đây không có gì.",
   "error.no-lesson": "Không có bài học '{lesson}'.",
   "error.lesson-not-played": "Bài học '{lesson}' được làm trên trang, không phải bằng nước đi.",
