@@ -597,11 +597,12 @@ impl Session {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::rules::start_position;
 
-    fn record_of(moves: &[&str]) -> Record {
+    /// A record of these moves from the start position.
+    pub(in crate::tools::gui::session) fn record_of(moves: &[&str]) -> Record {
         let mut record = Record::new(start_position(), ["a".into(), "b".into()]);
         for (at, mv) in moves.iter().enumerate() {
             record.play_at(

@@ -24,8 +24,10 @@ const MARKS: [(f64, &str); 3] = [(0.15, "blunder"), (0.10, "mistake"), (0.05, "i
 pub struct Review {
     /// The search running, 0 when none (numbered by whoever runs it).
     pub search: u64,
-    /// `position ...` lines of every position reviewed, the start first.
-    positions: Vec<String>,
+    /// The `position` line of the line's start.
+    start_line: String,
+    /// The moves of the line reviewed: position `k` is the start after the first `k`.
+    moves: Vec<String>,
     fens: Vec<String>,
     movers: Vec<Color>,
     /// White's score of each position reviewed so far.
@@ -61,18 +63,23 @@ impl Review {
         if record.line_len() == 0 {
             return Err(Problem::new(Code::NothingToReview, "no move to review"));
         }
-        let mut positions = Vec::new();
-        let mut fens = Vec::new();
-        let mut movers = Vec::new();
-        for plies in 0..=record.line_len() {
-            let game = record.game_at(plies);
-            positions.push(record.position_line(plies));
+        // One pass over the line: a long game costs no more than its length.
+        let mut game = record.game_at(0);
+        let mut moves = Vec::new();
+        let mut fens = vec![to_fen(game.position())];
+        let mut movers = vec![game.position().side_to_move()];
+        for ply in record.plies() {
+            if game.play_text(&ply.mv).is_err() {
+                break;
+            }
+            moves.push(ply.mv.clone());
             fens.push(to_fen(game.position()));
             movers.push(game.position().side_to_move());
         }
         Ok(Review {
             search: 0,
-            positions,
+            start_line: record.position_line(0),
+            moves,
             fens,
             movers,
             scores: Vec::new(),
@@ -80,6 +87,14 @@ impl Review {
             started: Instant::now(),
             took: None,
         })
+    }
+
+    /// The `position` line of position `index` (the moves too, for repetitions).
+    fn position_line(&self, index: usize) -> String {
+        match &self.moves[..index] {
+            [] => self.start_line.clone(),
+            played => format!("{} moves {}", self.start_line, played.join(" ")),
+        }
     }
 
     /// Scores the positions the board decides up to the next one to search
@@ -93,7 +108,7 @@ impl Review {
                 continue;
             };
             match position_result(&position) {
-                GameResult::Ongoing => return Some(self.positions[index].clone()),
+                GameResult::Ongoing => return Some(self.position_line(index)),
                 GameResult::Draw => self.scores.push(Some(WhiteScore::Cp(0))),
                 GameResult::Win { winner, .. } => {
                     self.scores
@@ -232,5 +247,23 @@ impl Session {
     /// The review for the page, if there is one.
     pub(super) fn review_view(&self) -> Value {
         self.review.as_ref().map_or(Value::Null, Review::view)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::gui::session::record::tests::record_of;
+
+    #[test]
+    fn each_position_reviewed_is_sent_with_the_moves_before_it() {
+        let record = record_of(&["f1e1", "f11g11", "e1f1", "g11f11"]);
+        let mut review = Review::of(&record).unwrap();
+        for plies in 0..=4 {
+            assert_eq!(review.next_position(), Some(record.position_line(plies)));
+            review.searched();
+        }
+        assert_eq!(review.next_position(), None);
+        assert_eq!(review.view()["done"], 5);
     }
 }
