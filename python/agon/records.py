@@ -127,7 +127,8 @@ def _game(fields: Any) -> Game:
 def read_games(path: PathLike) -> List[Game]:
     """Every game of an ``agon match -jsonl`` file or a PGN file (``agon
     match -pgnout``, the GUI's export). Every move is checked by the rules
-    core; a malformed file raises ``ValueError`` naming the game or line."""
+    core; a malformed file raises ``ValueError`` naming the file and the
+    game or line, a file that is not UTF-8 text ``ValueError`` naming it."""
     return [_game(fields) for fields in _agon.read_record_file(os.fspath(path))]
 
 

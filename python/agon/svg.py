@@ -60,6 +60,17 @@ def _piece(letter: str, x: float, y: float) -> str:
     return "".join(parts)
 
 
+def _move_cells(move: Union["_agon.Move", str]) -> Tuple[str, str]:
+    """The two cells of ``move``, written ``<from><to>`` (``f1e1``)."""
+    text = str(move)
+    # The second cell starts at the first letter after the first one.
+    split = next((at for at in range(1, len(text)) if text[at].isalpha()), len(text))
+    names = {name for name, _, _, _ in _agon.cells()}
+    if text[:split] not in names or text[split:] not in names:
+        raise ValueError(f"last_move {text!r} is not a move from one cell of the board to another, like 'f1e1'")
+    return text[:split], text[split:]
+
+
 def board(
     position: "_agon.Position",
     size: Optional[int] = 360,
@@ -70,14 +81,11 @@ def board(
     """An SVG picture of ``position``: White at the bottom unless
     ``flipped``; ``last_move`` (by default the last move of the position's
     stack) is highlighted; ``coordinates`` writes the cell names; ``size`` is
-    the width in pixels (``None`` leaves it to the page)."""
+    the width in pixels (``None`` leaves it to the page). A ``last_move``
+    that is not two cells of the board raises ``ValueError``."""
     if last_move is None and position.move_stack:
         last_move = position.move_stack[-1]
-    moved = set()
-    if last_move is not None:
-        text = str(last_move)
-        split = next(i for i in range(1, len(text)) if text[i].isalpha())
-        moved = {text[:split], text[split:]}
+    moved = set() if last_move is None else set(_move_cells(last_move))
     pieces = position.pieces()
     width = "" if size is None else f' width="{size}" height="{size * 192 // 180}"'
     out = [

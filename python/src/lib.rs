@@ -4,6 +4,7 @@
 
 mod records;
 
+use agon::protocol::command::{MAX_PERFT_DEPTH, MIN_PERFT_DEPTH};
 use agon::rules::{
     self, Cell, Color, Game, GameResult, Kind, Move, Position as RulesPosition, legal_moves,
     parse_fen, parse_move, to_fen,
@@ -121,6 +122,16 @@ impl PyPosition {
     }
 
     fn legal(&self, mv: &MoveArg) -> PyResult<Move> {
+        // Only the whole game knows the repetition rule; and, as for the
+        // engine, no move of any kind comes after the end.
+        let result = self.game().result();
+        if result != GameResult::Ongoing {
+            return Err(PyValueError::new_err(format!(
+                "move '{}' comes after the end of the game ({})",
+                mv.text(),
+                result.describe()
+            )));
+        }
         if let MoveArg::Move(PyMove(mv)) = mv
             && legal_moves(self.current()).iter().any(|legal| legal == mv)
         {
@@ -192,8 +203,12 @@ impl PyPosition {
         self.moves.iter().copied().map(PyMove).collect()
     }
 
-    /// Every legal move, in the order of the move generator.
+    /// Every legal move, in the order of the move generator; none once the
+    /// game has ended (see `outcome`).
     fn legal_moves(&self) -> Vec<PyMove> {
+        if self.is_game_over() {
+            return Vec::new();
+        }
         legal_moves(self.current())
             .iter()
             .copied()
@@ -212,8 +227,9 @@ impl PyPosition {
         self.legal(&mv).is_ok()
     }
 
-    /// Plays a move (an `agon.Move` or its text). An illegal move raises
-    /// `ValueError` with the reason and leaves the position as it was.
+    /// Plays a move (an `agon.Move` or its text). An illegal move, or any
+    /// move once the game has ended, raises `ValueError` with the reason
+    /// and leaves the position as it was.
     fn push(&mut self, mv: MoveArg) -> PyResult<PyMove> {
         let mv = self.legal(&mv)?;
         let next = self.current().make_move(mv);
@@ -271,10 +287,21 @@ impl PyPosition {
         self.game().result() != GameResult::Ongoing
     }
 
-    /// The number of legal move sequences of `depth` moves (protocol.md 3.6).
-    fn perft(&self, py: Python<'_>, depth: u32) -> u64 {
+    /// The number of legal move sequences of `depth` moves from the current
+    /// position, repetition ignored (protocol.md 3.6). The depth goes from 1
+    /// to 20, as for the engine's `perft` (`ValueError` otherwise); the
+    /// count runs to its end, so Ctrl-C acts only once it is done.
+    fn perft(&self, py: Python<'_>, depth: i64) -> PyResult<u64> {
+        let depth = u32::try_from(depth)
+            .ok()
+            .filter(|depth| (MIN_PERFT_DEPTH..=MAX_PERFT_DEPTH).contains(depth))
+            .ok_or_else(|| {
+                PyValueError::new_err(format!(
+                    "perft depth out of range ({MIN_PERFT_DEPTH}..={MAX_PERFT_DEPTH}), got {depth}"
+                ))
+            })?;
         let position = *self.current();
-        py.detach(|| rules::perft::perft(&position, depth))
+        Ok(py.detach(|| rules::perft::perft(&position, depth)))
     }
 
     /// What stands on `cell`: `"Q"`, `"G"`, `"q"`, `"g"`, with `*` when

@@ -63,7 +63,13 @@ fn value_error(path: &std::path::Path, what: impl std::fmt::Display) -> PyErr {
 /// match writes before its first game ends, has no games.
 #[pyfunction]
 fn read_record_file(py: Python<'_>, path: PathBuf) -> PyResult<Vec<GameFields>> {
-    let text = std::fs::read_to_string(&path)?;
+    let text = std::fs::read_to_string(&path).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::InvalidData {
+            value_error(&path, "the file is not UTF-8 text")
+        } else {
+            e.into()
+        }
+    })?;
     py.detach(|| {
         if text.trim().is_empty() {
             return Ok(Vec::new());

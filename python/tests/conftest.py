@@ -2,6 +2,7 @@
 
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -35,3 +36,9 @@ def agon_binary() -> str:
 def scripted_engine() -> list:
     """The misbehaving stand-in engine of the Rust tests, as a command."""
     return ["python3", str(REPOSITORY / "tests" / "engines" / "scripted.py")]
+
+
+@pytest.fixture(scope="session")
+def fake_engine() -> list:
+    """The driver's own stand-in engine (tests/fake_engine.py), as a command."""
+    return [sys.executable, str(Path(__file__).with_name("fake_engine.py"))]

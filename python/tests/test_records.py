@@ -129,6 +129,13 @@ def test_malformed_files_name_the_place(tmp_path):
         agon.read_games(tmp_path / "missing.pgn")
 
 
+def test_a_file_that_is_not_utf8_is_a_value_error_naming_it(tmp_path):
+    latin = tmp_path / "latin1.pgn"
+    latin.write_bytes('[Event "M\u00fcller"]\n\n1. f1e1 *\n'.encode("latin-1"))
+    with pytest.raises(ValueError, match="latin1.pgn: .*UTF-8"):
+        agon.read_games(latin)
+
+
 def test_the_readme_example_plots_a_match(match_run, agon_binary, tmp_path):
     pytest.importorskip("matplotlib")
     jsonl, _ = match_run

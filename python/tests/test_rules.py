@@ -142,9 +142,36 @@ def test_outcomes_name_the_winner_and_the_termination():
         shuffle.push(move)
     drawn = shuffle.outcome()
     assert (drawn.winner, drawn.termination, drawn.result()) == (None, "repetition", "1/2-1/2")
-    assert shuffle.is_game_over() and shuffle.legal_moves()
+    assert shuffle.is_game_over()
     # The same board without the history is not a repetition.
     assert shuffle.copy(stack=False).outcome() is None
+
+
+def test_no_move_is_played_after_the_end_of_the_game():
+    drawn = agon.Position()
+    for move in ["f1e1", "f11g11", "e1f1", "g11f11"] * 2:
+        drawn.push(move)
+    formation = agon.Position("6/7/8/9/4GG4/4GQG4/4GG4/9/g7/g6/qgggg1 b")
+    for finished, result in ((drawn, "draw by threefold repetition"), (formation, "white wins by formation")):
+        reason = rf"comes after the end of the game \({result}\)"
+        assert finished.legal_moves() == []
+        assert not finished.is_legal("f1e1") and not finished.is_legal("a1b1")
+        before = (finished.fen(), finished.move_stack)
+        for move in ("f1e1", "a1b1"):
+            with pytest.raises(ValueError, match=reason):
+                finished.push(move)
+            with pytest.raises(ValueError, match=reason):
+                finished.parse_move(move)
+        assert (finished.fen(), finished.move_stack, finished.is_game_over()) == (*before, True)
+    # Taking the last move back reopens the game.
+    drawn.pop()
+    assert drawn.outcome() is None and drawn.legal_moves() and str(drawn.push("g11f11")) == "g11f11"
+
+
+@pytest.mark.parametrize("depth", [0, 21, -1])
+def test_perft_depths_outside_the_protocol_range_are_refused(depth):
+    with pytest.raises(ValueError, match=r"perft depth out of range \(1\.\.=20\), got " + str(depth)):
+        agon.Position().perft(depth)
 
 
 def test_pieces_and_the_svg_board():
@@ -162,3 +189,16 @@ def test_pieces_and_the_svg_board():
     assert len(circles) == len(position.pieces())
     # The captured guard is crossed out.
     assert picture.count('stroke="#d0201a"') == 1
+
+
+@pytest.mark.parametrize("last_move", ["f1", "", "abc", "f1z9", "a1a11", "f1e1e1", "1f1e"])
+def test_a_malformed_last_move_is_a_value_error(last_move):
+    with pytest.raises(ValueError, match="last_move"):
+        agon.svg.board(agon.Position(), last_move=last_move)
+
+
+def test_the_last_move_is_highlighted():
+    position = agon.Position()
+    position.push("f1e1")
+    for picture in (agon.svg.board(position), agon.svg.board(agon.Position(), last_move="f1e1")):
+        assert picture.count(agon.svg._LAST_MOVE_FILL) == 2
