@@ -921,3 +921,50 @@ fn refused_commands_change_nothing_and_a_review_outlives_its_analyst() {
         std::thread::sleep(Duration::from_millis(100));
     }
 }
+
+#[test]
+fn an_engine_refusal_takes_back_the_option_it_refused_and_no_other() {
+    use serde_json::{Value, json};
+    let (_gui, url) = start_gui(&[]);
+    let (port, host, token) = gui_address(&url);
+    let send = |request: &str, body: &str| http_answer(port, request, &host, Some(&token), body);
+    let command = |body: Value| send("POST /api/command", &body.to_string());
+    let analyst = || -> Value {
+        let state: Value = serde_json::from_str(&send("GET /api/state", "").1).unwrap();
+        state["engines"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|seat| seat["role"] == "analyst")
+            .cloned()
+            .unwrap()
+    };
+    assert_eq!(command(json!({"cmd": "analysis", "on": true})).0, 200);
+    let deadline = Instant::now() + PATIENCE;
+    while analyst()["status"] != "searching" {
+        assert!(Instant::now() < deadline, "the analyst never searched");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // While the analyst searches, both options wait; then the engine
+    // refuses the first and takes the second.
+    for (name, value) in [("Ponder", "maybe"), ("Hash", "32")] {
+        let (status, body) =
+            command(json!({"cmd": "set_option", "role": "analyst", "name": name, "value": value}));
+        assert_eq!(status, 200, "{body}");
+    }
+    assert_eq!(command(json!({"cmd": "analysis", "on": false})).0, 200);
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        let seat = analyst();
+        if seat["error"].is_object() && seat["values"] == json!([["Hash", "32"]]) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "{seat}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(
+        analyst()["error"].to_string().contains("Ponder"),
+        "{}",
+        analyst()
+    );
+}

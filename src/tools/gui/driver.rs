@@ -7,6 +7,7 @@ use super::problem::{Code, Problem};
 use crate::tools::match_runner::engine::{EngineProcess, Failure};
 use crate::tools::match_runner::options::{EngineSpec, Limits, Timeouts};
 use serde::Serialize;
+use std::collections::VecDeque;
 use std::sync::atomic::AtomicBool;
 use std::sync::mpsc::{Receiver, Sender, TryRecvError, channel};
 use std::thread::{self, JoinHandle};
@@ -52,8 +53,14 @@ pub enum Request {
     Search(Search),
     /// Stop the running search (its result is dropped).
     Stop,
-    /// A `setoption` line, sent when the engine is idle.
-    SetOption(String),
+    /// Set an option when the engine is idle; [`Report::OptionSettled`] tells
+    /// whether the engine took it.
+    SetOption {
+        /// Its name.
+        name: String,
+        /// Its value (none for a button).
+        value: Option<String>,
+    },
     /// `ucinewgame`, sent when the engine is idle.
     NewGame,
 }
@@ -168,6 +175,14 @@ pub enum Report {
     Overdue(u64, Purpose),
     /// The engine refused something: an `info string error: ...` line.
     Refused(String),
+    /// The engine has read this option (its `readyok` came): refused when
+    /// an error came between the two.
+    OptionSettled {
+        /// The option.
+        name: String,
+        /// Whether the engine refused it.
+        refused: bool,
+    },
     /// It is gone, for this reason.
     Failed(Problem),
 }
@@ -261,6 +276,8 @@ fn run(spec: &EngineSpec, inbox: &Receiver<Request>, report: &impl Fn(Report)) {
         state: State::Idle,
         pending: None,
         queued: Vec::new(),
+        unsettled: VecDeque::new(),
+        refused: false,
     };
     if let Err(reason) = machine.serve(&mut engine, inbox, report, &abort) {
         report(Report::Failed(reason));
@@ -271,8 +288,18 @@ struct Machine {
     state: State,
     /// The search to start once the stopped one has said `bestmove`.
     pending: Option<Search>,
-    /// Lines held back until the engine is idle.
-    queued: Vec<String>,
+    /// What is held back until the engine is idle.
+    queued: Vec<Held>,
+    /// Options sent, each followed by `isready`, whose `readyok` has not come.
+    unsettled: VecDeque<String>,
+    /// An error came since the oldest unsettled option was sent.
+    refused: bool,
+}
+
+/// Lines held back while the engine searches.
+enum Held {
+    NewGame,
+    SetOption { name: String, value: Option<String> },
 }
 
 impl Machine {
@@ -339,18 +366,34 @@ impl Machine {
                     State::Idle => {}
                 }
             }
-            Request::SetOption(line) => self.queue(line, engine)?,
-            Request::NewGame => self.queue("ucinewgame".into(), engine)?,
+            Request::SetOption { name, value } => {
+                self.queue(Held::SetOption { name, value }, engine)?;
+            }
+            Request::NewGame => self.queue(Held::NewGame, engine)?,
         }
         Ok(())
     }
 
-    fn queue(&mut self, line: String, engine: &mut EngineProcess) -> Result<(), Problem> {
+    fn queue(&mut self, held: Held, engine: &mut EngineProcess) -> Result<(), Problem> {
         if matches!(self.state, State::Idle) {
-            send(engine, &line)
+            self.release(held, engine)
         } else {
-            self.queued.push(line);
+            self.queued.push(held);
             Ok(())
+        }
+    }
+
+    /// Sends what was held; an option is followed by `isready`, so that
+    /// its `readyok` tells whether an error before it refused the option.
+    fn release(&mut self, held: Held, engine: &mut EngineProcess) -> Result<(), Problem> {
+        match held {
+            Held::NewGame => send(engine, "ucinewgame"),
+            Held::SetOption { name, value } => {
+                send(engine, &setoption_line(&name, value.as_deref()))?;
+                send(engine, "isready")?;
+                self.unsettled.push_back(name);
+                Ok(())
+            }
         }
     }
 
@@ -390,7 +433,15 @@ impl Machine {
     ) -> Result<(), Problem> {
         let mut words = line.split_whitespace();
         if let Some(what) = line.trim().strip_prefix("info string error:") {
+            self.refused |= !self.unsettled.is_empty();
             report(Report::Refused(what.trim().to_string()));
+            return Ok(());
+        }
+        if line.trim() == "readyok" {
+            if let Some(name) = self.unsettled.pop_front() {
+                let refused = std::mem::take(&mut self.refused);
+                report(Report::OptionSettled { name, refused });
+            }
             return Ok(());
         }
         match (words.next(), &self.state) {
@@ -422,8 +473,8 @@ impl Machine {
         report: &impl Fn(Report),
     ) -> Result<(), Problem> {
         self.state = State::Idle;
-        for line in std::mem::take(&mut self.queued) {
-            send(engine, &line)?;
+        for held in std::mem::take(&mut self.queued) {
+            self.release(held, engine)?;
         }
         match self.pending.take() {
             Some(search) => self.start(search, engine, report),
@@ -463,6 +514,14 @@ impl Machine {
             .with("seconds", STOP_GRACE.as_secs())),
             _ => Ok(()),
         }
+    }
+}
+
+/// The protocol's `setoption` line.
+fn setoption_line(name: &str, value: Option<&str>) -> String {
+    match value {
+        Some(value) => format!("setoption name {name} value {value}"),
+        None => format!("setoption name {name}"),
     }
 }
 

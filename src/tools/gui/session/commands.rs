@@ -1,7 +1,7 @@
 //! The commands of the page, each checked before it changes anything.
 
 use super::clocks::parse_time_control;
-use super::seats::{Role, setoption};
+use super::seats::Role;
 use super::{
     FULL_STRENGTH_MOVETIME_MS, Mode, Session, check_level, finished, read_colour, read_start,
 };
@@ -271,7 +271,10 @@ impl Session {
                 self.multipv = lines;
                 self.send(
                     Role::Analyst,
-                    Request::SetOption(setoption("MultiPV", Some(&lines.to_string()))),
+                    Request::SetOption {
+                        name: "MultiPV".into(),
+                        value: Some(lines.to_string()),
+                    },
                 );
                 // The running analysis restarts with the new number of lines.
                 self.analysis.search = 0;
@@ -316,20 +319,19 @@ impl Session {
                     )
                     .with("name", name.as_str()));
                 }
-                let line = setoption(&name, value.as_deref());
                 let seat = &mut self.seats[role.index()];
                 seat.error = None;
-                if let Some(value) = value {
+                if let Some(value) = &value {
                     let previous = seat
                         .values
                         .iter()
                         .find(|(n, _)| *n == name)
                         .map(|(_, v)| v.clone());
                     seat.values.retain(|(n, _)| *n != name);
-                    seat.values.push((name.clone(), value));
-                    seat.last_set = Some((name, previous));
+                    seat.values.push((name.clone(), value.clone()));
+                    seat.unsettled.push((name.clone(), previous));
                 }
-                self.send(role, Request::SetOption(line));
+                self.send(role, Request::SetOption { name, value });
                 Ok(())
             }
             Command::SetEngine { role, engine } => self.choose_engine(role, engine),

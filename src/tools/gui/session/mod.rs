@@ -121,7 +121,7 @@ impl Session {
                     options: Vec::new(),
                     values: Vec::new(),
                     error: None,
-                    last_set: None,
+                    unsettled: Vec::new(),
                 })
                 .collect(),
             choices,

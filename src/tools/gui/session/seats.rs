@@ -54,8 +54,31 @@ pub(super) struct Seat {
     pub(super) options: Vec<OptionDecl>,
     pub(super) values: Vec<(String, String)>,
     pub(super) error: Option<Problem>,
-    /// The option last set, until the engine has had the chance to refuse it.
-    pub(super) last_set: Option<(String, Option<String>)>,
+    /// Options set that the engine has not settled yet, oldest first, each
+    /// with the value it replaced (kept again if the engine refuses it).
+    pub(super) unsettled: Vec<(String, Option<String>)>,
+}
+
+impl Seat {
+    /// The engine has read option `name`: a refused one keeps the value it
+    /// replaced (or, set again since, that value is what the next setting replaced).
+    fn settle(&mut self, name: &str, refused: bool) {
+        let Some(at) = self.unsettled.iter().position(|(n, _)| n == name) else {
+            return;
+        };
+        let (name, previous) = self.unsettled.remove(at);
+        if !refused {
+            return;
+        }
+        if let Some(later) = self.unsettled.iter_mut().find(|(n, _)| *n == name) {
+            later.1 = previous;
+        } else {
+            self.values.retain(|(n, _)| *n != name);
+            if let Some(previous) = previous {
+                self.values.push((name, previous));
+            }
+        }
+    }
 }
 
 impl Session {
@@ -81,14 +104,17 @@ impl Session {
             }
         });
         let values = self.seats[role.index()].values.clone();
-        for (name, value) in &values {
-            handle.send(Request::SetOption(setoption(name, Some(value))));
+        for (name, value) in values {
+            handle.send(Request::SetOption {
+                name,
+                value: Some(value),
+            });
         }
         if role == Role::Analyst && self.multipv > 1 {
-            handle.send(Request::SetOption(setoption(
-                "MultiPV",
-                Some(&self.multipv.to_string()),
-            )));
+            handle.send(Request::SetOption {
+                name: "MultiPV".into(),
+                value: Some(self.multipv.to_string()),
+            });
         }
         let seat = &mut self.seats[role.index()];
         seat.generation = generation;
@@ -200,15 +226,11 @@ impl Session {
                 }
             }
             Report::Overdue(..) => {}
+            Report::OptionSettled { name, refused } => {
+                self.seats[role.index()].settle(&name, refused);
+            }
             Report::Refused(what) => {
                 let seat = &mut self.seats[role.index()];
-                // The refused option keeps the value the engine last accepted.
-                if let Some((name, previous)) = seat.last_set.take() {
-                    seat.values.retain(|(n, _)| *n != name);
-                    if let Some(previous) = previous {
-                        seat.values.push((name, previous));
-                    }
-                }
                 let problem =
                     Problem::new(Code::EngineRefused, format!("engine {}: {what}", seat.name))
                         .with("engine", seat.name.as_str())
@@ -268,6 +290,7 @@ impl Session {
             seat.handle = None;
             seat.options.clear();
             seat.values.clear();
+            seat.unsettled.clear();
             seat.status = Status::Idle;
             seat.error = None;
             if role == Role::Analyst {
@@ -283,9 +306,54 @@ impl Session {
     }
 }
 
-pub(super) fn setoption(name: &str, value: Option<&str>) -> String {
-    match value {
-        Some(value) => format!("setoption name {name} value {value}"),
-        None => format!("setoption name {name}"),
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A seat holding Hash 16, then set to each of `settings` in turn.
+    fn seat_set_to(settings: &[&str]) -> Seat {
+        let mut seat = Seat {
+            choice: 0,
+            generation: 0,
+            handle: None,
+            status: Status::Idle,
+            name: "agon".into(),
+            options: Vec::new(),
+            values: vec![("Hash".into(), "16".into())],
+            error: None,
+            unsettled: Vec::new(),
+        };
+        for value in settings {
+            let previous = seat.values.pop().map(|(_, v)| v);
+            seat.values.push(("Hash".into(), (*value).into()));
+            seat.unsettled.push(("Hash".into(), previous));
+        }
+        seat
+    }
+
+    #[test]
+    fn a_refused_option_keeps_the_value_the_engine_had() {
+        let hash = |value: &str| vec![("Hash".to_string(), value.to_string())];
+        let mut seat = seat_set_to(&["32"]);
+        seat.settle("Hash", true);
+        assert_eq!(seat.values, hash("16"));
+
+        // Set twice, the first refused: the second stands, and if it is
+        // refused too the engine still has 16.
+        let mut seat = seat_set_to(&["32", "64"]);
+        seat.settle("Hash", true);
+        assert_eq!(seat.values, hash("64"));
+        seat.settle("Hash", true);
+        assert_eq!(seat.values, hash("16"));
+
+        let mut seat = seat_set_to(&["32", "64"]);
+        seat.settle("Hash", false);
+        seat.settle("Hash", true);
+        assert_eq!(seat.values, hash("32"));
+
+        // An option the page never set (MultiPV, a replayed value) changes nothing.
+        let mut seat = seat_set_to(&[]);
+        seat.settle("MultiPV", true);
+        assert_eq!(seat.values, hash("16"));
     }
 }
