@@ -332,6 +332,11 @@ impl Session {
                     seat.unsettled.push((name.clone(), previous));
                 }
                 self.send(role, Request::SetOption { name, value });
+                if role == Role::Analyst {
+                    // An option waits for the engine to be idle: the running
+                    // analysis restarts, so that it applies now.
+                    self.analysis.search = 0;
+                }
                 Ok(())
             }
             Command::SetEngine { role, engine } => self.choose_engine(role, engine),
