@@ -517,8 +517,8 @@ fn parse_shard(text: &str) -> Result<agon::tools::shard::Shard, String> {
 /// The arguments of `agon spsa`.
 #[derive(clap::Args)]
 struct SpsaArgs {
-    /// The run's state (created, or continued when it exists: its
-    /// settings then win over the ones below).
+    /// The run's state (created, or continued when it exists: a setting
+    /// given then must be the run's own, but for --concurrency).
     #[arg(long)]
     state: std::path::PathBuf,
     /// The engine program (default: this one).
@@ -530,25 +530,28 @@ struct SpsaArgs {
     /// "Developer options").
     #[arg(long, value_delimiter = ',')]
     params: Vec<String>,
-    /// Iterations of the run.
-    #[arg(long, default_value_t = 200)]
-    iterations: u64,
-    /// Game pairs per iteration.
-    #[arg(long, default_value_t = 4)]
-    pairs: u64,
-    /// Limits of both sides, as `agon match` engine keys.
-    #[arg(long, default_value = "tc=1+0.01")]
-    limit: String,
-    /// Games at once.
-    #[arg(long, default_value_t = 1, value_parser = threads_parser())]
-    concurrency: usize,
-    /// Seed of the perturbations and openings.
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
+    /// Iterations of the run [default: 200].
+    #[arg(long)]
+    iterations: Option<u64>,
+    /// Game pairs per iteration [default: 4].
+    #[arg(long)]
+    pairs: Option<u64>,
+    /// Limits of both sides, as `agon match` engine keys separated by
+    /// spaces (a key may hold spaces: `option.Search Progress=true`)
+    /// [default: tc=1+0.01].
+    #[arg(long)]
+    limit: Option<String>,
+    /// Games at once [default: 1].
+    #[arg(long, value_parser = threads_parser())]
+    concurrency: Option<usize>,
+    /// Seed of the perturbations and openings [default: 1].
+    #[arg(long)]
+    seed: Option<u64>,
     /// Every parameter's learning rate times this (the declared rates suit
-    /// runs of tens of thousands of games; a shorter run needs more).
-    #[arg(long, default_value_t = 1.0)]
-    rate_factor: f64,
+    /// runs of tens of thousands of games; a shorter run needs more)
+    /// [default: 1].
+    #[arg(long)]
+    rate_factor: Option<f64>,
     /// Stop after this many more iterations (resume later).
     #[arg(long)]
     max_iterations: Option<u64>,
@@ -556,6 +559,19 @@ struct SpsaArgs {
 
 /// `agon spsa`: the engine defaults to this program.
 fn run_spsa(args: SpsaArgs) -> Result<(), Box<dyn std::error::Error>> {
+    let given: Vec<&str> = [
+        ("--engine", args.engine.is_some()),
+        ("--params", !args.params.is_empty()),
+        ("--iterations", args.iterations.is_some()),
+        ("--pairs", args.pairs.is_some()),
+        ("--limit", args.limit.is_some()),
+        ("--concurrency", args.concurrency.is_some()),
+        ("--seed", args.seed.is_some()),
+        ("--rate-factor", args.rate_factor.is_some()),
+    ]
+    .into_iter()
+    .filter_map(|(flag, given)| given.then_some(flag))
+    .collect();
     let engine = match args.engine {
         Some(path) => path,
         None => std::env::current_exe()?,
@@ -563,16 +579,17 @@ fn run_spsa(args: SpsaArgs) -> Result<(), Box<dyn std::error::Error>> {
     let settings = agon::tools::spsa::SpsaSettings {
         engine,
         params: args.params,
-        iterations: args.iterations,
-        pairs: args.pairs,
-        limit: args.limit,
-        concurrency: args.concurrency,
-        seed: args.seed,
-        rate_factor: args.rate_factor,
+        iterations: args.iterations.unwrap_or(200),
+        pairs: args.pairs.unwrap_or(4),
+        limit: args.limit.unwrap_or_else(|| "tc=1+0.01".into()),
+        concurrency: args.concurrency.unwrap_or(1),
+        seed: args.seed.unwrap_or(1),
+        rate_factor: args.rate_factor.unwrap_or(1.0),
     };
     agon::tools::spsa::run(
         &args.state,
         settings,
+        &given,
         args.max_iterations,
         &mut io::stdout().lock(),
     )

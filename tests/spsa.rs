@@ -31,15 +31,20 @@ fn spsa(state: &Path, seed: &str, extra: &[&str]) -> String {
     String::from_utf8(output.stdout).expect("utf-8")
 }
 
-/// The standard error of an `agon spsa` run that must fail without
-/// writing its state.
-fn refused(state: &Path, extra: &[&str]) -> String {
-    let output = Command::new(env!("CARGO_BIN_EXE_agon"))
+/// `agon spsa --state <state>` with these arguments alone.
+fn agon_spsa(state: &Path, extra: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_agon"))
         .args(["spsa", "--state"])
         .arg(state)
         .args(extra)
         .output()
-        .expect("agon runs");
+        .expect("agon runs")
+}
+
+/// The standard error of an `agon spsa` run that must fail without
+/// writing its state.
+fn refused(state: &Path, extra: &[&str]) -> String {
+    let output = agon_spsa(state, extra);
     assert!(!output.status.success(), "{output:?}");
     assert!(!state.exists(), "no state written");
     String::from_utf8_lossy(&output.stderr).into_owned()
@@ -60,10 +65,24 @@ fn a_stopped_run_resumes_into_the_state_of_a_straight_run() {
     let first = spsa(&stopped, "4", &["--max-iterations", "2"]);
     assert!(first.contains("stopped after 2 of 3"), "{first}");
     assert_eq!(state(&stopped)["history"].as_array().unwrap().len(), 2);
-    // The settings of the state win over the command line's.
-    let second = spsa(&stopped, "9", &[]);
+    // A resume naming another setting is another run: refused, the state untouched.
+    let saved = state(&stopped);
+    let output = agon_spsa(&stopped, &["--seed", "9"]);
+    assert!(!output.status.success(), "{output:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("the state of another run") && stderr.contains("--seed 9 (the run has 4)"),
+        "{stderr}"
+    );
+    assert_eq!(state(&stopped), saved);
+    // The state's settings go on; only the games at once may change.
+    let output = agon_spsa(&stopped, &["--concurrency", "2"]);
+    assert!(output.status.success(), "{output:?}");
+    let second = String::from_utf8(output.stdout).unwrap();
     assert_eq!(second.lines().count(), 2, "{second}");
-    let (straight, resumed) = (state(&straight), state(&stopped));
+    assert_eq!(state(&stopped)["settings"]["concurrency"], 2);
+    let (straight, mut resumed) = (state(&straight), state(&stopped));
+    resumed["settings"]["concurrency"] = 1.into();
     assert_eq!(straight, resumed);
     let games: u64 = resumed["history"]
         .as_array()
@@ -96,6 +115,50 @@ fn an_unknown_parameter_is_refused_with_the_known_ones() {
             && stderr.contains("AspirationDelta"),
         "{stderr}"
     );
+}
+
+#[test]
+fn settings_that_cannot_run_are_refused_before_a_state_is_written() {
+    let dir = scratch_dir("spsa-refused");
+    let state = dir.join("s.json");
+    let stderr = refused(&state, &["--limit", "nodes=25k"]);
+    assert!(stderr.contains("--limit nodes=25k"), "{stderr}");
+    let stderr = refused(&state, &["--params", "AspirationDelta,aspirationdelta"]);
+    assert!(stderr.contains("named twice"), "{stderr}");
+    let stderr = refused(&state, &["--rate-factor", "1e304"]);
+    assert!(stderr.contains("rate factor"), "{stderr}");
+}
+
+#[test]
+fn a_limit_may_set_an_option_whose_name_has_spaces() {
+    let dir = scratch_dir("spsa-spaced");
+    let state = dir.join("s.json");
+    let output = agon_spsa(
+        &state,
+        &[
+            "--params",
+            "AspirationDelta",
+            "--iterations",
+            "3",
+            "--pairs",
+            "1",
+            "--limit",
+            "nodes=300 option.Search Progress=true",
+            "--max-iterations",
+            "1",
+        ],
+    );
+    let out = String::from_utf8_lossy(&output.stdout);
+    assert!(out.contains("stopped after 1 of 3"), "{output:?}");
+}
+
+#[test]
+fn one_state_is_run_by_one_process_at_a_time() {
+    let dir = scratch_dir("spsa-lock");
+    let state = dir.join("s.json");
+    let _held = agon::tools::run_lock::RunLock::take(&state).expect("the lock");
+    let stderr = refused(&state, &["--params", "AspirationDelta"]);
+    assert!(stderr.contains("another process"), "{stderr}");
 }
 
 #[test]
@@ -146,8 +209,5 @@ fn the_rate_factor_scales_every_step_of_the_same_games() {
         );
     }
     let stderr = refused(&dir.join("zero.json"), &["--rate-factor", "0"]);
-    assert!(
-        stderr.contains("rate factor must be a positive number"),
-        "{stderr}"
-    );
+    assert!(stderr.contains("rate factor must be above 0"), "{stderr}");
 }

@@ -8,7 +8,9 @@
 //! again from its start, with the same perturbation and openings.
 
 use super::atomic_file::write_atomically;
+use super::match_runner;
 use super::match_runner::record::GameRecord;
+use super::run_lock::RunLock;
 use super::stats::GameOutcome;
 use crate::search::params::{ParamSpec, SPECS};
 use rand::rngs::StdRng;
@@ -27,6 +29,8 @@ const ALPHA: f64 = 0.602;
 const STABILITY_SHARE: f64 = 0.1;
 /// Random plies of every opening.
 const OPENING_PLIES: u32 = 6;
+/// The largest rate factor: beyond it the step sizes leave the floats.
+const MAX_RATE_FACTOR: f64 = 1e6;
 
 /// How a new run is set up; a resumed run keeps the settings of its state.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -125,14 +129,66 @@ impl SpsaSettings {
         if self.iterations == 0 || self.pairs == 0 || self.concurrency == 0 {
             return Err("iterations, pairs and concurrency must be at least 1".into());
         }
-        if !(self.rate_factor.is_finite() && self.rate_factor > 0.0) {
+        if !(self.rate_factor > 0.0 && self.rate_factor <= MAX_RATE_FACTOR) {
             return Err(format!(
-                "the rate factor must be a positive number, not {}",
+                "the rate factor must be above 0 and at most {MAX_RATE_FACTOR}, not {}",
                 self.rate_factor
             ));
         }
+        for (at, name) in self.params.iter().enumerate() {
+            if self.params[..at]
+                .iter()
+                .any(|earlier| earlier.eq_ignore_ascii_case(name))
+            {
+                return Err(format!("parameter '{name}' is named twice"));
+            }
+        }
         Ok(())
     }
+
+    /// The settings that differ from `other`'s, each as its command-line
+    /// flag, this value and the other's.
+    pub fn differences(&self, other: &SpsaSettings) -> Vec<(&'static str, String, String)> {
+        let fields = |settings: &SpsaSettings| {
+            [
+                ("--engine", settings.engine.display().to_string()),
+                ("--params", settings.params.join(",")),
+                ("--iterations", settings.iterations.to_string()),
+                ("--pairs", settings.pairs.to_string()),
+                ("--limit", settings.limit.clone()),
+                ("--concurrency", settings.concurrency.to_string()),
+                ("--seed", settings.seed.to_string()),
+                ("--rate-factor", settings.rate_factor.to_string()),
+            ]
+        };
+        fields(self)
+            .into_iter()
+            .zip(fields(other))
+            .filter(|((_, mine), (_, theirs))| mine != theirs)
+            .map(|((flag, mine), (_, theirs))| (flag, mine, theirs))
+            .collect()
+    }
+}
+
+/// `agon match` engine keys of the limit, one per key: words are split at
+/// spaces, and a word without `=` is the start of a key with a space in
+/// its name (`option.Search Progress=true`).
+fn limit_keys(limit: &str) -> Vec<String> {
+    let mut keys = Vec::new();
+    let mut pending: Option<String> = None;
+    for word in limit.split_whitespace() {
+        let key = match pending.take() {
+            Some(start) => format!("{start} {word}"),
+            None => word.to_string(),
+        };
+        if key.contains('=') {
+            keys.push(key);
+        } else {
+            pending = Some(key);
+        }
+    }
+    keys.extend(pending);
+    keys
 }
 
 fn spec_of(name: &str) -> Result<&'static ParamSpec, SpsaError> {
@@ -202,6 +258,20 @@ impl SpsaState {
         };
         let text = serde_json::to_string_pretty(self).map_err(|e| error(e.to_string()))?;
         write_atomically(path, text.as_bytes()).map_err(|e| error(e.to_string()))
+    }
+
+    /// Refuses settings `agon match` would refuse (a bad limit), before
+    /// they are saved.
+    fn check_match(&self, state_file: &Path) -> Result<(), SpsaError> {
+        let values = self.values();
+        let args = match_args(&self.settings, 1, &values, &values, &games_file(state_file));
+        match match_runner::options::parse(&args) {
+            Ok(_) => Ok(()),
+            Err(e) => Err(SpsaError::Settings(format!(
+                "--limit {}: {e}",
+                self.settings.limit
+            ))),
+        }
     }
 
     fn specs(&self) -> Vec<&'static ParamSpec> {
@@ -291,7 +361,6 @@ fn play(
     minus: &[(&ParamSpec, i32)],
     games_file: &Path,
 ) -> Result<(u64, u64, u64), SpsaError> {
-    let settings = &state.settings;
     // A file left by an iteration cut short holds games about to be replayed.
     match std::fs::remove_file(games_file) {
         Ok(()) => {}
@@ -303,30 +372,11 @@ fn play(
             )));
         }
     }
-    let mut args = vec!["match".to_string()];
-    args.extend(engine_args(settings, "plus", plus));
-    args.extend(engine_args(settings, "minus", minus));
-    args.push("-each".into());
-    args.extend(settings.limit.split_whitespace().map(String::from));
-    let opening_seed = settings.seed.wrapping_mul(1_000_003).wrapping_add(k);
-    args.extend([
-        "-games".to_string(),
-        "2".into(),
-        "-rounds".into(),
-        settings.pairs.to_string(),
-        "-repeat".into(),
-        "-openings".into(),
-        "random".into(),
-        format!("plies={OPENING_PLIES}"),
-        format!("seed={opening_seed}"),
-        "-concurrency".into(),
-        settings.concurrency.to_string(),
-        "-jsonl".into(),
-        games_file.display().to_string(),
-    ]);
+    let args = match_args(&state.settings, k, plus, minus, games_file);
     let program = std::env::current_exe().map_err(|e| SpsaError::Match(e.to_string()))?;
     log::debug!("{} {}", program.display(), args.join(" "));
     let output = Command::new(&program)
+        .arg("match")
         .args(&args)
         .output()
         .map_err(|e| SpsaError::Match(format!("cannot run {}: {e}", program.display())))?;
@@ -354,8 +404,48 @@ fn play(
             GameOutcome::Draw => draws += 1,
         }
     }
+    let expected = state.settings.pairs.saturating_mul(2);
+    if wins + losses + draws != expected {
+        return Err(SpsaError::Match(format!(
+            "{} holds {} games, not the {expected} of the iteration",
+            games_file.display(),
+            wins + losses + draws
+        )));
+    }
     let _ = std::fs::remove_file(games_file);
     Ok((wins, losses, draws))
+}
+
+/// The arguments of `agon match` for iteration `k`'s games.
+fn match_args(
+    settings: &SpsaSettings,
+    k: u64,
+    plus: &[(&ParamSpec, i32)],
+    minus: &[(&ParamSpec, i32)],
+    games_file: &Path,
+) -> Vec<String> {
+    let mut args = Vec::new();
+    args.extend(engine_args(settings, "plus", plus));
+    args.extend(engine_args(settings, "minus", minus));
+    args.push("-each".into());
+    args.extend(limit_keys(&settings.limit));
+    let opening_seed = settings.seed.wrapping_mul(1_000_003).wrapping_add(k);
+    args.extend([
+        "-games".to_string(),
+        "2".into(),
+        "-rounds".into(),
+        settings.pairs.to_string(),
+        "-repeat".into(),
+        "-openings".into(),
+        "random".into(),
+        format!("plies={OPENING_PLIES}"),
+        format!("seed={opening_seed}"),
+        "-concurrency".into(),
+        settings.concurrency.to_string(),
+        "-jsonl".into(),
+        games_file.display().to_string(),
+    ]);
+    args
 }
 
 /// The file that holds the games of the iteration under way.
@@ -391,7 +481,14 @@ pub fn step(state: &mut SpsaState, state_file: &Path) -> Result<(), SpsaError> {
     let result = plus_wins as f64 - minus_wins as f64;
     for ((theta, spec), sign) in state.theta.iter_mut().zip(&specs).zip(&signs) {
         let (c, a) = schedule(spec, k, n, state.settings.rate_factor);
-        *theta = (*theta + a * result / (c * sign)).clamp(f64::from(spec.min), f64::from(spec.max));
+        let moved = *theta + a * result / (c * sign);
+        if !moved.is_finite() {
+            return Err(SpsaError::Settings(format!(
+                "{} would leave the numbers ({moved}): lower the rate factor",
+                spec.name
+            )));
+        }
+        *theta = moved.clamp(f64::from(spec.min), f64::from(spec.max));
     }
     state.history.push(IterationRecord {
         plus_wins,
@@ -424,22 +521,47 @@ fn describe(state: &SpsaState) -> String {
 pub fn run(
     state_file: &Path,
     settings: SpsaSettings,
+    given: &[&str],
     max_iterations: Option<u64>,
     out: &mut dyn Write,
 ) -> Result<(), Box<dyn std::error::Error>> {
+    let _lock = RunLock::take(state_file).map_err(|e| SpsaError::State {
+        path: state_file.to_path_buf(),
+        message: e.to_string(),
+    })?;
+    let asked = SpsaState::new(settings)?;
     let mut state = if state_file.exists() {
-        let state = SpsaState::load(state_file)?;
+        let mut state = SpsaState::load(state_file)?;
+        // Another setting would make another run under this state's
+        // history; only the games at once may change.
+        let changed: Vec<String> = state
+            .settings
+            .differences(&asked.settings)
+            .into_iter()
+            .filter(|(flag, _, _)| given.contains(flag) && *flag != "--concurrency")
+            .map(|(flag, saved, asked)| format!("{flag} {asked} (the run has {saved})"))
+            .collect();
+        if !changed.is_empty() {
+            return Err(Box::new(SpsaError::Settings(format!(
+                "{} is the state of another run: {}",
+                state_file.display(),
+                changed.join(", ")
+            ))));
+        }
+        if given.contains(&"--concurrency") {
+            state.settings.concurrency = asked.settings.concurrency;
+        }
         log::info!(
-            "resuming {} after iteration {} of {} (its settings kept)",
+            "resuming {} after iteration {} of {}",
             state_file.display(),
             state.history.len(),
             state.settings.iterations
         );
         state
     } else {
-        let state = SpsaState::new(settings)?;
-        state.save(state_file)?;
-        state
+        asked.check_match(state_file)?;
+        asked.save(state_file)?;
+        asked
     };
     let mut played = 0;
     while !state.finished() && max_iterations.is_none_or(|max| played < max) {
@@ -497,6 +619,15 @@ mod tests {
         let (c_scaled, a_scaled) = schedule(&spec, 100, 100, 8.0);
         assert!((c_scaled - c_last).abs() < 1e-12);
         assert!((a_scaled / a_last - 8.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn limit_keys_may_hold_spaces_in_their_names() {
+        assert_eq!(
+            limit_keys("nodes=500  option.Search Progress=true option.Hash=16"),
+            ["nodes=500", "option.Search Progress=true", "option.Hash=16"]
+        );
+        assert_eq!(limit_keys("tc=1+0.01 stray"), ["tc=1+0.01", "stray"]);
     }
 
     #[test]
