@@ -73,13 +73,23 @@ pub(crate) fn run(
         };
     };
     let mut result = std::thread::scope(|scope| {
+        // Set when the main worker ends, and also when it panics: the scope
+        // waits for the helpers, which stop only on this flag.
+        let _stop_helpers = StopOnDrop(&shared.stop);
         for (index, history) in helper_histories.iter_mut().enumerate() {
             let shared = &shared;
-            scope.spawn(move || Worker::new(shared, index + 1, history, None).run_helper());
+            let spawned = std::thread::Builder::new().spawn_scoped(scope, move || {
+                Worker::new(shared, index + 1, history, None).run_helper();
+            });
+            if let Err(e) = spawned {
+                log::warn!(
+                    "search thread {} not started ({e}): searching with fewer",
+                    index + 1
+                );
+                break;
+            }
         }
-        let result = Worker::new(&shared, 0, main_history, Some(time)).run_main(report);
-        shared.stop.store(true, Ordering::Relaxed);
-        result
+        Worker::new(&shared, 0, main_history, Some(time)).run_main(report)
     });
     // A helper that completed a deeper iteration than the main thread saw
     // further: its move is played (one line only, and never past a depth
@@ -118,5 +128,41 @@ pub(crate) fn run(
         },
         depth: result.depth,
         nodes: shared.total_nodes(),
+    }
+}
+
+/// Sets the flag when dropped.
+struct StopOnDrop<'a>(&'a AtomicBool);
+
+impl Drop for StopOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::panic::{AssertUnwindSafe, catch_unwind};
+
+    #[test]
+    fn helpers_stop_when_the_main_worker_panics() {
+        let stop = AtomicBool::new(false);
+        let outcome = catch_unwind(AssertUnwindSafe(|| {
+            std::thread::scope(|scope| {
+                let _stop_helpers = StopOnDrop(&stop);
+                // A helper runs until told to stop, as the search's do.
+                scope.spawn(|| {
+                    while !stop.load(Ordering::Relaxed) {
+                        std::thread::yield_now();
+                    }
+                });
+                panic!("the main worker fails");
+            })
+        }));
+        assert!(
+            outcome.is_err(),
+            "the panic goes on, once the helper stopped"
+        );
     }
 }
