@@ -40,6 +40,8 @@ struct Running {
     /// When the controller answers for the search thread, if that thread
     /// has not answered by then (it may be waiting for a processor).
     deadline: Option<Instant>,
+    /// For a search that ponders: its deadline, counted from the `ponderhit`.
+    after_ponder_hit: Option<Duration>,
     /// The move to play at the deadline if the search has not chosen one.
     fallback: Option<Move>,
     /// The side and clock of a search timed by its clock, whose answer
@@ -274,8 +276,11 @@ impl Session {
                 }
             }
             Command::PonderHit => {
-                if let Some(running) = &self.running {
+                if let Some(running) = &mut self.running {
                     running.control.pondering.store(false, Ordering::SeqCst);
+                    if let Some(within) = running.after_ponder_hit.take() {
+                        running.deadline = line.read_at.checked_add(within);
+                    }
                 }
             }
             // `serve` ends the loop on `quit` before it gets here.
@@ -428,15 +433,19 @@ impl Session {
         control.pondering.store(params.ponder, Ordering::SeqCst);
         control.stop.store(self.quitting, Ordering::SeqCst);
         let with_ponder = self.settings.ponder;
-        // Not while pondering or under `infinite`: then the answer waits
-        // for the caller.
-        let deadline = if params.ponder || limits.infinite {
+        // Not under `infinite`, whose answer waits for the caller; while
+        // pondering, from the `ponderhit`, when the search's clock starts.
+        let answer_within = if limits.infinite {
             None
         } else {
             let overhead = Duration::from_millis(self.settings.engine.move_overhead_ms);
             budget(&limits, overhead, &self.settings.engine.tuning.params)
-                .and_then(|budget| read_at.checked_add(budget.hard.saturating_add(ANSWER_GRACE)))
+                .map(|budget| budget.hard.saturating_add(ANSWER_GRACE))
         };
+        let deadline = answer_within
+            .filter(|_| !params.ponder)
+            .and_then(|within| read_at.checked_add(within));
+        let after_ponder_hit = answer_within.filter(|_| params.ponder);
         let fallback = limits
             .searchmoves
             .first()
@@ -482,6 +491,7 @@ impl Session {
                     asked_at: read_at,
                     waited_at_go: self.waited_at_event,
                     deadline,
+                    after_ponder_hit,
                     fallback,
                     clocked,
                     with_ponder,
