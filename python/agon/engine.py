@@ -529,6 +529,15 @@ class AnalysisResult:
         """The last ``Info`` of the best line so far."""
 
     def _begin(self) -> None:
+        """Starts the search; broken off (Ctrl-C may come at any moment), it
+        is stopped and read to its end like a search broken off later."""
+        try:
+            self._start()
+        except BaseException as error:
+            self._abandon(error)
+            raise
+
+    def _start(self) -> None:
         engine = self._engine
         engine._idle()
         if self._multipv != engine._multipv:
@@ -536,17 +545,24 @@ class AnalysisResult:
         engine._send(_position_command(self._position))
         engine._sync()
         engine._multipv = self._multipv
+        go = " ".join(["go", *self._go])
         with self._stop_lock:
             if self._timeout is not None:
                 self._deadline = time.monotonic() + self._timeout
-            engine._send(" ".join(["go", *self._go]))
+            # Marked before it is sent: an interruption between the two
+            # leaves a search that is stopped, not one left running unseen.
             engine._searching = True
+            engine._send(go)
             if self._stop_wanted:
                 self._send_stop()
 
     def _run(self) -> PlayResult:
         self._begin()
-        return self.wait()
+        try:
+            return self.wait()
+        except BaseException as error:
+            self._abandon(error)
+            raise
 
     def __iter__(self) -> "AnalysisResult":
         return self

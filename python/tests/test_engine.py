@@ -182,6 +182,23 @@ def test_ctrl_c_during_analyse_stops_the_search_and_the_engine_goes_on(engine):
     assert engine.analyse(agon.Position(), Limit(depth=2)).depth == 2
 
 
+def test_ctrl_c_right_after_go_is_sent_still_stops_the_search(engine, monkeypatch):
+    send = engine._send
+
+    def send_then_ctrl_c(line):
+        send(line)
+        if line.startswith("go"):
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(engine, "_send", send_then_ctrl_c)
+    with pytest.raises(KeyboardInterrupt):
+        engine.analyse(agon.Position(), Limit(depth=60))
+    monkeypatch.undo()
+    # Left running, the deep search would hold the next one back for good.
+    info = finishes_within(10, lambda: engine.analyse(agon.Position(), Limit(depth=2)))
+    assert info.depth == 2
+
+
 def test_ctrl_c_inside_an_analysis_block_is_what_the_caller_sees(engine):
     press_ctrl_c_in(0.3)
     with pytest.raises(KeyboardInterrupt):
