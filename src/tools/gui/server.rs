@@ -364,7 +364,11 @@ async fn export(State(shared): State<Shared>) -> Response {
 }
 
 async fn import(State(shared): State<Shared>, body: String) -> Response {
-    let outcome = tokio::task::spawn_blocking(move || lock(&shared.session).import(&body)).await;
+    let outcome = tokio::task::spawn_blocking(move || {
+        let games = super::pgn::read_games(&body)?;
+        lock(&shared.session).import(games)
+    })
+    .await;
     match outcome {
         Ok(Ok(games)) => {
             axum::Json(serde_json::json!({ "ok": true, "games": games })).into_response()

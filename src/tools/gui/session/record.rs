@@ -2,7 +2,7 @@
 
 use super::{Mode, Session, read_start};
 use crate::rules::{Color, Game, GameResult, Position, to_fen};
-use crate::tools::gui::pgn::{ReadGame, ReadMove, WhiteScore, read_games};
+use crate::tools::gui::pgn::{ReadGame, ReadMove, WhiteScore};
 use crate::tools::gui::problem::{Code, Problem};
 use crate::tools::match_runner::record::{
     Ending, GameRecord, MoveRecord, ScoreRecord, Verdict, move_comment, wrap,
@@ -573,9 +573,10 @@ impl Session {
         Ok(())
     }
 
-    /// Reads a PGN text; one game is opened, several are listed.
-    pub fn import(&mut self, text: &str) -> Result<usize, Problem> {
-        let games = read_games(text)?;
+    /// Takes the games of a PGN text (read by `read_games` before the
+    /// session is locked: a long text must not hold the page's server up);
+    /// one game is opened, several are listed.
+    pub fn import(&mut self, games: Vec<ReadGame>) -> Result<usize, Problem> {
         let count = games.len();
         self.library = games;
         if let Some(first) = self.library.first().cloned() {
