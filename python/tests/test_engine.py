@@ -4,6 +4,7 @@ misbehave: every failure is an exception, never a hang."""
 import _thread
 import asyncio
 import os
+import signal
 import threading
 import time
 
@@ -172,13 +173,17 @@ def finishes_within(seconds, call):
 def press_ctrl_c_in(seconds):
     """Raises KeyboardInterrupt in the main thread in ``seconds``, as
     Ctrl-C would."""
+    # A process started in the background by a shell ignores SIGINT, and
+    # interrupt_main then does nothing: Python's own handler is put back.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     threading.Timer(seconds, _thread.interrupt_main).start()
 
 
 def test_ctrl_c_during_analyse_stops_the_search_and_the_engine_goes_on(engine):
     press_ctrl_c_in(0.3)
     with pytest.raises(KeyboardInterrupt):
-        engine.analyse(agon.Position(), Limit(depth=60))
+        # The timeout only keeps a lost Ctrl-C from hanging the test.
+        engine.analyse(agon.Position(), Limit(depth=60), timeout=60)
     assert engine.analyse(agon.Position(), Limit(depth=2)).depth == 2
 
 
@@ -202,7 +207,7 @@ def test_ctrl_c_right_after_go_is_sent_still_stops_the_search(engine, monkeypatc
 def test_ctrl_c_inside_an_analysis_block_is_what_the_caller_sees(engine):
     press_ctrl_c_in(0.3)
     with pytest.raises(KeyboardInterrupt):
-        with engine.analysis(agon.Position()) as analysis:
+        with engine.analysis(agon.Position(), timeout=60) as analysis:
             for _ in analysis:
                 pass
     engine.ping()
