@@ -586,13 +586,27 @@ fn run_spsa(args: SpsaArgs) -> Result<(), Box<dyn std::error::Error>> {
         seed: args.seed.unwrap_or(1),
         rate_factor: args.rate_factor.unwrap_or(1.0),
     };
+    let stop = stop_on_signal("the running match");
     agon::tools::spsa::run(
         &args.state,
         settings,
         &given,
         args.max_iterations,
+        &stop,
         &mut io::stdout().lock(),
     )
+}
+
+/// A flag that Ctrl-C and SIGTERM set, for a tool that ends `what` cleanly on it.
+fn stop_on_signal(what: &str) -> std::sync::Arc<std::sync::atomic::AtomicBool> {
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = std::sync::Arc::clone(&stop);
+    if let Err(e) =
+        ctrlc::set_handler(move || flag.store(true, std::sync::atomic::Ordering::SeqCst))
+    {
+        log::warn!("Ctrl-C and SIGTERM will not end {what} cleanly: {e}");
+    }
+    stop
 }
 
 /// Runs `agon datagen`; Ctrl-C or SIGTERM stops it at once, dropping the
@@ -601,13 +615,7 @@ fn run_datagen(
     output: &std::path::Path,
     settings: &agon::tools::datagen::DatagenSettings,
 ) -> Result<(), agon::tools::datagen::DatagenError> {
-    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let flag = std::sync::Arc::clone(&stop);
-    if let Err(e) =
-        ctrlc::set_handler(move || flag.store(true, std::sync::atomic::Ordering::SeqCst))
-    {
-        log::warn!("Ctrl-C and SIGTERM will not end datagen cleanly: {e}");
-    }
+    let stop = stop_on_signal("datagen");
     agon::tools::datagen::run(
         output,
         settings,

@@ -211,3 +211,65 @@ fn the_rate_factor_scales_every_step_of_the_same_games() {
     let stderr = refused(&dir.join("zero.json"), &["--rate-factor", "0"]);
     assert!(stderr.contains("rate factor must be above 0"), "{stderr}");
 }
+
+/// The children of process `pid` (Linux `/proc`).
+fn children_of(pid: u32) -> Vec<u32> {
+    let mut children = Vec::new();
+    for task in std::fs::read_dir(format!("/proc/{pid}/task"))
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        let text = std::fs::read_to_string(task.path().join("children")).unwrap_or_default();
+        children.extend(
+            text.split_whitespace()
+                .filter_map(|c| c.parse::<u32>().ok()),
+        );
+    }
+    children
+}
+
+#[test]
+fn a_signal_to_the_tuner_alone_ends_its_match_too() {
+    use std::time::{Duration, Instant};
+    let dir = scratch_dir("spsa-signal");
+    let path = dir.join("s.json");
+    let mut tuner = Command::new(env!("CARGO_BIN_EXE_agon"))
+        .args(["spsa", "--state"])
+        .arg(&path)
+        .args(["--params", "AspirationDelta", "--iterations", "3"])
+        .args(["--pairs", "50", "--limit", "nodes=200000"])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .expect("agon runs");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let matches = loop {
+        let children = children_of(tuner.id());
+        if !children.is_empty() {
+            break children;
+        }
+        assert!(Instant::now() < deadline, "no match started");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let signalled = Command::new("kill")
+        .args(["-TERM", &tuner.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(signalled.success());
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let status = loop {
+        if let Some(status) = tuner.try_wait().unwrap() {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "the tuner did not stop");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(!status.success());
+    for pid in matches {
+        let alive = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .is_ok_and(|stat| !stat.contains(") Z "));
+        assert!(!alive, "match {pid} still runs");
+    }
+    // The iteration cut short is played again on resume.
+    assert_eq!(state(&path)["history"].as_array().unwrap().len(), 0);
+}

@@ -19,7 +19,9 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 /// The exponent of the perturbation's decay (Spall's recommended value).
 const GAMMA: f64 = 0.101;
@@ -31,6 +33,8 @@ const STABILITY_SHARE: f64 = 0.1;
 const OPENING_PLIES: u32 = 6;
 /// The largest rate factor: beyond it the step sizes leave the floats.
 const MAX_RATE_FACTOR: f64 = 1e6;
+/// How often a running match is checked for a stop signal.
+const STOP_POLL: Duration = Duration::from_millis(50);
 
 /// How a new run is set up; a resumed run keeps the settings of its state.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -100,6 +104,8 @@ pub enum SpsaError {
     },
     /// `agon match` could not run or failed.
     Match(String),
+    /// Ctrl-C or SIGTERM: the iteration under way is played again on resume.
+    Stopped,
 }
 
 impl fmt::Display for SpsaError {
@@ -116,6 +122,10 @@ impl fmt::Display for SpsaError {
             SpsaError::Settings(message) => write!(f, "{message}"),
             SpsaError::State { path, message } => write!(f, "{}: {message}", path.display()),
             SpsaError::Match(message) => write!(f, "agon match: {message}"),
+            SpsaError::Stopped => write!(
+                f,
+                "stopped by a signal; the iteration under way is played again on resume"
+            ),
         }
     }
 }
@@ -360,6 +370,7 @@ fn play(
     plus: &[(&ParamSpec, i32)],
     minus: &[(&ParamSpec, i32)],
     games_file: &Path,
+    stop: &AtomicBool,
 ) -> Result<(u64, u64, u64), SpsaError> {
     // A file left by an iteration cut short holds games about to be replayed.
     match std::fs::remove_file(games_file) {
@@ -375,17 +386,40 @@ fn play(
     let args = match_args(&state.settings, k, plus, minus, games_file);
     let program = std::env::current_exe().map_err(|e| SpsaError::Match(e.to_string()))?;
     log::debug!("{} {}", program.display(), args.join(" "));
-    let output = Command::new(&program)
+    let mut child = Command::new(&program)
         .arg("match")
         .args(&args)
-        .output()
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
         .map_err(|e| SpsaError::Match(format!("cannot run {}: {e}", program.display())))?;
-    if !output.status.success() {
-        return Err(SpsaError::Match(format!(
-            "{}: {}",
-            output.status,
-            String::from_utf8_lossy(&output.stderr).trim()
-        )));
+    // Read on its own thread, so that a full pipe never stalls the match.
+    let errors = child.stderr.take().map(|mut stderr| {
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            let _ = std::io::Read::read_to_string(&mut stderr, &mut text);
+            text
+        })
+    });
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if stop.load(Ordering::SeqCst) => {
+                // Its games are replayed on resume: the match goes with the tuner.
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(SpsaError::Stopped);
+            }
+            Ok(None) => std::thread::sleep(STOP_POLL),
+            Err(e) => return Err(SpsaError::Match(e.to_string())),
+        }
+    };
+    if !status.success() {
+        let stderr = errors
+            .and_then(|reader| reader.join().ok())
+            .unwrap_or_default();
+        return Err(SpsaError::Match(format!("{status}: {}", stderr.trim())));
     }
     let text = std::fs::read_to_string(games_file)
         .map_err(|e| SpsaError::Match(format!("{}: {e}", games_file.display())))?;
@@ -460,7 +494,7 @@ fn games_file(state_file: &Path) -> PathBuf {
 /// # Errors
 ///
 /// The match could not be played.
-pub fn step(state: &mut SpsaState, state_file: &Path) -> Result<(), SpsaError> {
+pub fn step(state: &mut SpsaState, state_file: &Path, stop: &AtomicBool) -> Result<(), SpsaError> {
     let k = state.history.len() as u64 + 1;
     let n = state.settings.iterations;
     let specs = state.specs();
@@ -477,7 +511,8 @@ pub fn step(state: &mut SpsaState, state_file: &Path) -> Result<(), SpsaError> {
             .collect()
     };
     let (plus, minus) = (side(1.0), side(-1.0));
-    let (plus_wins, minus_wins, draws) = play(state, k, &plus, &minus, &games_file(state_file))?;
+    let (plus_wins, minus_wins, draws) =
+        play(state, k, &plus, &minus, &games_file(state_file), stop)?;
     let result = plus_wins as f64 - minus_wins as f64;
     for ((theta, spec), sign) in state.theta.iter_mut().zip(&specs).zip(&signs) {
         let (c, a) = schedule(spec, k, n, state.settings.rate_factor);
@@ -523,6 +558,7 @@ pub fn run(
     settings: SpsaSettings,
     given: &[&str],
     max_iterations: Option<u64>,
+    stop: &AtomicBool,
     out: &mut dyn Write,
 ) -> Result<(), Box<dyn std::error::Error>> {
     let _lock = RunLock::take(state_file).map_err(|e| SpsaError::State {
@@ -565,7 +601,7 @@ pub fn run(
     };
     let mut played = 0;
     while !state.finished() && max_iterations.is_none_or(|max| played < max) {
-        step(&mut state, state_file)?;
+        step(&mut state, state_file, stop)?;
         state.save(state_file)?;
         played += 1;
         let last = state.history.last().map_or((0, 0, 0), |record| {
