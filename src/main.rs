@@ -8,7 +8,8 @@ use agon::tools::perft::{write_divide, write_perft_table};
 use agon::tools::serve::ServeSettings;
 use agon::tools::{hash_parser, multipv_parser, threads_parser};
 use clap::builder::RangedU64ValueParser;
-use clap::{Parser, Subcommand};
+use clap::parser::ValueSource;
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use std::io::{self, Write};
 use std::process::ExitCode;
 
@@ -289,7 +290,8 @@ fn main() -> ExitCode {
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn"))
         .target(env_logger::Target::Stderr)
         .init();
-    let cli = Cli::parse();
+    let matches = Cli::command().get_matches();
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     let outcome: Result<(), Box<dyn std::error::Error>> = match cli.command {
         Some(Command::Perft {
             depth,
@@ -325,7 +327,7 @@ fn main() -> ExitCode {
         Some(Command::Datagen { output, stats, .. }) if output.is_none() => {
             run_datagen_stats(&stats)
         }
-        Some(Command::Spsa(args)) => run_spsa(args),
+        Some(Command::Spsa(args)) => run_spsa(args, matches.subcommand_matches("spsa")),
         Some(Command::Datagen {
             output,
             stats: _,
@@ -530,48 +532,44 @@ struct SpsaArgs {
     /// "Developer options").
     #[arg(long, value_delimiter = ',')]
     params: Vec<String>,
-    /// Iterations of the run [default: 200].
-    #[arg(long)]
-    iterations: Option<u64>,
-    /// Game pairs per iteration [default: 4].
-    #[arg(long)]
-    pairs: Option<u64>,
+    /// Iterations of the run.
+    #[arg(long, default_value_t = 200)]
+    iterations: u64,
+    /// Game pairs per iteration.
+    #[arg(long, default_value_t = 4)]
+    pairs: u64,
     /// Limits of both sides, as `agon match` engine keys separated by
-    /// spaces (a key may hold spaces: `option.Search Progress=true`)
-    /// [default: tc=1+0.01].
-    #[arg(long)]
-    limit: Option<String>,
-    /// Games at once [default: 1].
-    #[arg(long, value_parser = threads_parser())]
-    concurrency: Option<usize>,
-    /// Seed of the perturbations and openings [default: 1].
-    #[arg(long)]
-    seed: Option<u64>,
+    /// spaces (a key may hold spaces: `option.Search Progress=true`).
+    #[arg(long, default_value = "tc=1+0.01")]
+    limit: String,
+    /// Games at once.
+    #[arg(long, default_value_t = 1, value_parser = threads_parser())]
+    concurrency: usize,
+    /// Seed of the perturbations and openings.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
     /// Every parameter's learning rate times this (the declared rates suit
-    /// runs of tens of thousands of games; a shorter run needs more)
-    /// [default: 1].
-    #[arg(long)]
-    rate_factor: Option<f64>,
+    /// runs of tens of thousands of games; a shorter run needs more).
+    #[arg(long, default_value_t = 1.0)]
+    rate_factor: f64,
     /// Stop after this many more iterations (resume later).
     #[arg(long)]
     max_iterations: Option<u64>,
 }
 
 /// `agon spsa`: the engine defaults to this program.
-fn run_spsa(args: SpsaArgs) -> Result<(), Box<dyn std::error::Error>> {
-    let given: Vec<&str> = [
-        ("--engine", args.engine.is_some()),
-        ("--params", !args.params.is_empty()),
-        ("--iterations", args.iterations.is_some()),
-        ("--pairs", args.pairs.is_some()),
-        ("--limit", args.limit.is_some()),
-        ("--concurrency", args.concurrency.is_some()),
-        ("--seed", args.seed.is_some()),
-        ("--rate-factor", args.rate_factor.is_some()),
-    ]
-    .into_iter()
-    .filter_map(|(flag, given)| given.then_some(flag))
-    .collect();
+fn run_spsa(
+    args: SpsaArgs,
+    matches: Option<&clap::ArgMatches>,
+) -> Result<(), Box<dyn std::error::Error>> {
+    // The settings named on the command line, by their argument ids.
+    let given: Vec<&str> = matches.map_or_else(Vec::new, |matches| {
+        matches
+            .ids()
+            .map(clap::Id::as_str)
+            .filter(|id| matches.value_source(id) == Some(ValueSource::CommandLine))
+            .collect()
+    });
     let engine = match args.engine {
         Some(path) => path,
         None => std::env::current_exe()?,
@@ -579,12 +577,12 @@ fn run_spsa(args: SpsaArgs) -> Result<(), Box<dyn std::error::Error>> {
     let settings = agon::tools::spsa::SpsaSettings {
         engine,
         params: args.params,
-        iterations: args.iterations.unwrap_or(200),
-        pairs: args.pairs.unwrap_or(4),
-        limit: args.limit.unwrap_or_else(|| "tc=1+0.01".into()),
-        concurrency: args.concurrency.unwrap_or(1),
-        seed: args.seed.unwrap_or(1),
-        rate_factor: args.rate_factor.unwrap_or(1.0),
+        iterations: args.iterations,
+        pairs: args.pairs,
+        limit: args.limit,
+        concurrency: args.concurrency,
+        seed: args.seed,
+        rate_factor: args.rate_factor,
     };
     let stop = stop_on_signal("the running match");
     agon::tools::spsa::run(

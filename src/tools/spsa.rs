@@ -156,19 +156,19 @@ impl SpsaSettings {
         Ok(())
     }
 
-    /// The settings that differ from `other`'s, each as its command-line
-    /// flag, this value and the other's.
+    /// The settings that differ from `other`'s, each as its field's name
+    /// (the command line's argument id), this value and the other's.
     pub fn differences(&self, other: &SpsaSettings) -> Vec<(&'static str, String, String)> {
         let fields = |settings: &SpsaSettings| {
             [
-                ("--engine", settings.engine.display().to_string()),
-                ("--params", settings.params.join(",")),
-                ("--iterations", settings.iterations.to_string()),
-                ("--pairs", settings.pairs.to_string()),
-                ("--limit", settings.limit.clone()),
-                ("--concurrency", settings.concurrency.to_string()),
-                ("--seed", settings.seed.to_string()),
-                ("--rate-factor", settings.rate_factor.to_string()),
+                ("engine", settings.engine.display().to_string()),
+                ("params", settings.params.join(",")),
+                ("iterations", settings.iterations.to_string()),
+                ("pairs", settings.pairs.to_string()),
+                ("limit", settings.limit.clone()),
+                ("concurrency", settings.concurrency.to_string()),
+                ("seed", settings.seed.to_string()),
+                ("rate_factor", settings.rate_factor.to_string()),
             ]
         };
         fields(self)
@@ -547,8 +547,10 @@ fn describe(state: &SpsaState) -> String {
 
 /// Runs (or continues, when `state_file` exists) a tuning run; stops after
 /// `max_iterations` more iterations if given, the state saved for a later
-/// resume. Prints a line per iteration and, at the end, the engine
-/// options of the result.
+/// resume. `given` names the settings the command line set (by field);
+/// on a resume each must equal the run's own, but for `concurrency`.
+/// Prints a line per iteration and, at the end, the engine options of the
+/// result.
 ///
 /// # Errors
 ///
@@ -574,8 +576,11 @@ pub fn run(
             .settings
             .differences(&asked.settings)
             .into_iter()
-            .filter(|(flag, _, _)| given.contains(flag) && *flag != "--concurrency")
-            .map(|(flag, saved, asked)| format!("{flag} {asked} (the run has {saved})"))
+            .filter(|(field, _, _)| given.contains(field) && *field != "concurrency")
+            .map(|(field, saved, asked)| {
+                let flag = field.replace('_', "-");
+                format!("--{flag} {asked} (the run has {saved})")
+            })
             .collect();
         if !changed.is_empty() {
             return Err(Box::new(SpsaError::Settings(format!(
@@ -584,7 +589,7 @@ pub fn run(
                 changed.join(", ")
             ))));
         }
-        if given.contains(&"--concurrency") {
+        if given.contains(&"concurrency") {
             state.settings.concurrency = asked.settings.concurrency;
         }
         log::info!(
