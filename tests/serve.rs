@@ -152,6 +152,14 @@ fn open_events(address: &str, cookie: &str, http: &str) -> TcpStream {
     stream
 }
 
+/// A new visitor's page opened: its event stream and the stream's status line start.
+fn open_page(address: &str) -> (TcpStream, String) {
+    let mut stream = open_events(address, &new_visitor(address), "HTTP/1.1");
+    let mut start = [0; 12];
+    stream.read_exact(&mut start).unwrap();
+    (stream, String::from_utf8_lossy(&start).into_owned())
+}
+
 /// Starts a game at `level` and plays its first legal move; the game's id and the move.
 fn first_move(address: &str, cookie: &str, level: usize) -> (String, String) {
     let reply = command(
@@ -967,10 +975,8 @@ fn memory_holds_at_most_max_visitors_and_a_dropped_visitor_gets_their_games_back
     // Five pages open: every slot busy, a new visitor waits.
     let streams: Vec<TcpStream> = (0..5)
         .map(|_| {
-            let mut stream = open_events(&address, &new_visitor(&address), "HTTP/1.1");
-            let mut start = [0; 12];
-            stream.read_exact(&mut start).unwrap();
-            assert_eq!(&start, b"HTTP/1.1 200");
+            let (stream, status) = open_page(&address);
+            assert_eq!(status, "HTTP/1.1 200");
             stream
         })
         .collect();
@@ -1003,12 +1009,7 @@ fn one_address_holds_at_most_its_share_of_open_pages() {
     let dir = scratch_dir("serve-streams");
     let (mut server, address) =
         start_server(&dir.join("games.sqlite"), &["--streams-per-address", "2"]);
-    let open = || {
-        let mut stream = open_events(&address, &new_visitor(&address), "HTTP/1.1");
-        let mut start = [0; 12];
-        stream.read_exact(&mut start).unwrap();
-        (stream, String::from_utf8_lossy(&start).into_owned())
-    };
+    let open = || open_page(&address);
     let (first, status) = open();
     assert_eq!(status, "HTTP/1.1 200");
     let (_second, status) = open();
