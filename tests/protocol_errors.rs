@@ -234,3 +234,46 @@ fn bad_lines_during_a_search_wait_their_turn() {
     assert!(best.is_some_and(|b| b < errors[0]), "{reply:?}");
     assert!(agon.sync().is_empty());
 }
+
+/// What the system says it has free, in MiB (Linux's `MemAvailable`).
+fn available_mib() -> Option<u64> {
+    let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let kib = meminfo
+        .lines()
+        .find_map(|line| line.strip_prefix("MemAvailable:"))?
+        .trim()
+        .strip_suffix("kB")?
+        .trim()
+        .parse::<u64>()
+        .ok()?;
+    Some(kib / 1024)
+}
+
+/// A table the system would promise but could not give (Linux grants an
+/// allocation and kills the process when its pages are touched) is refused
+/// with an error, and the engine keeps its table and goes on.
+#[test]
+fn a_hash_table_beyond_the_free_memory_is_refused_and_the_engine_lives() {
+    let Some(available) = available_mib() else {
+        eprintln!("no /proc/meminfo: nothing to check");
+        return;
+    };
+    let asked = available + 4096;
+    if asked > 65536 {
+        eprintln!("{available} MiB free: more than the largest table");
+        return;
+    }
+    let mut agon = Agon::start(&[]);
+    let reply = agon.ask(&format!("setoption name Hash value {asked}"));
+    assert_eq!(reply.len(), 1, "{reply:?}");
+    assert!(
+        reply[0].starts_with("info string error: ")
+            && reply[0].contains(&format!("cannot allocate {asked} MiB for the hash table"))
+            && reply[0].contains("MiB available"),
+        "{reply:?}"
+    );
+    agon.send("go depth 3");
+    agon.expect_line(|l| l.starts_with("bestmove"), PATIENCE);
+    agon.send("quit");
+    assert!(agon.wait_exit(PATIENCE).success());
+}

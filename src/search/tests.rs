@@ -831,12 +831,10 @@ fn a_table_the_system_will_not_give_changes_nothing() {
     let mut options = before;
     options.hash_mib = usize::MAX >> 20;
     options.multipv = 3;
-    assert_eq!(
+    assert!(matches!(
         engine.set_options(options),
-        Err(TableTooLarge {
-            mib: usize::MAX >> 20
-        })
-    );
+        Err(TableTooLarge { mib, .. }) if mib == usize::MAX >> 20
+    ));
     assert_eq!(engine.options().hash_mib, before.hash_mib);
     assert_eq!(engine.options().multipv, before.multipv);
     let outcome = search_to(&mut engine, &Game::new(start_position()), 2);

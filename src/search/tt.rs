@@ -145,14 +145,46 @@ fn score_from_tt(score: i32, ply: usize) -> i32 {
 pub(crate) struct TableTooLarge {
     /// The size asked for, in MiB.
     pub mib: usize,
+    /// What the system said it had free, in MiB, where it said.
+    pub available_mib: Option<u64>,
 }
 
 impl std::error::Error for TableTooLarge {}
 
 impl std::fmt::Display for TableTooLarge {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "cannot allocate {} MiB for the hash table", self.mib)
+        write!(f, "cannot allocate {} MiB for the hash table", self.mib)?;
+        match self.available_mib {
+            Some(available) => write!(f, ": {available} MiB available"),
+            None => Ok(()),
+        }
     }
+}
+
+/// The memory the system can give at once, in MiB, where it says: Linux's
+/// `MemAvailable`, bounded by the control group's limit. An allocation is
+/// granted beyond it (the pages are only promised), and touching them
+/// then brings the out-of-memory killer instead of an error, so a table is
+/// checked against this first.
+fn available_mib() -> Option<u64> {
+    let kib_field = |text: &str, name: &str| {
+        text.lines()
+            .find_map(|line| line.strip_prefix(name)?.trim().strip_suffix("kB"))
+            .and_then(|kib| kib.trim().parse::<u64>().ok())
+    };
+    let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let system = kib_field(&meminfo, "MemAvailable:")? / 1024;
+    let read_bytes = |path: &str| {
+        std::fs::read_to_string(path)
+            .ok()
+            .and_then(|text| text.trim().parse::<u64>().ok())
+    };
+    // "max" (no limit) does not parse, and leaves the system's figure.
+    let group = read_bytes("/sys/fs/cgroup/memory.max").map(|limit| {
+        let used = read_bytes("/sys/fs/cgroup/memory.current").unwrap_or(0);
+        limit.saturating_sub(used) >> 20
+    });
+    Some(group.map_or(system, |group| group.min(system)))
 }
 
 /// The shared table.
@@ -167,10 +199,15 @@ impl TranspositionTable {
     /// user (`setoption name Hash`, `--hash`).
     pub(crate) fn new(mib: usize) -> Result<TranspositionTable, TableTooLarge> {
         let count = (mib.saturating_mul(1 << 20) / size_of::<Bucket>()).max(1);
+        let available_mib = available_mib();
+        let refused = TableTooLarge { mib, available_mib };
+        if available_mib
+            .is_some_and(|available| u64::try_from(mib).map_or(true, |mib| mib > available))
+        {
+            return Err(refused);
+        }
         let mut buckets = Vec::new();
-        buckets
-            .try_reserve_exact(count)
-            .map_err(|_| TableTooLarge { mib })?;
+        buckets.try_reserve_exact(count).map_err(|_| refused)?;
         buckets.resize_with(count, Bucket::default);
         Ok(TranspositionTable { buckets, age: 0 })
     }
