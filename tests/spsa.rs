@@ -229,10 +229,16 @@ fn children_of(pid: u32) -> Vec<u32> {
     children
 }
 
-#[test]
-fn a_signal_to_the_tuner_alone_ends_its_match_too() {
+/// Whether process `pid` still runs (a zombie has ended).
+fn runs(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| !stat.contains(") Z "))
+}
+
+/// Sends `signal` to the tuner alone while its match plays, and checks that
+/// the match ends too and that the iteration cut short is not recorded.
+fn signal_the_tuner_alone(signal: &str) {
     use std::time::{Duration, Instant};
-    let dir = scratch_dir("spsa-signal");
+    let dir = scratch_dir(&format!("spsa-signal-{signal}"));
     let path = dir.join("s.json");
     let mut tuner = Command::new(env!("CARGO_BIN_EXE_agon"))
         .args(["spsa", "--state"])
@@ -252,7 +258,7 @@ fn a_signal_to_the_tuner_alone_ends_its_match_too() {
         std::thread::sleep(Duration::from_millis(50));
     };
     let signalled = Command::new("kill")
-        .args(["-TERM", &tuner.id().to_string()])
+        .args([format!("-{signal}"), tuner.id().to_string()])
         .status()
         .unwrap();
     assert!(signalled.success());
@@ -266,10 +272,23 @@ fn a_signal_to_the_tuner_alone_ends_its_match_too() {
     };
     assert!(!status.success());
     for pid in matches {
-        let alive = std::fs::read_to_string(format!("/proc/{pid}/stat"))
-            .is_ok_and(|stat| !stat.contains(") Z "));
-        assert!(!alive, "match {pid} still runs");
+        while runs(pid) {
+            assert!(Instant::now() < deadline, "match {pid} still runs");
+            std::thread::sleep(Duration::from_millis(50));
+        }
     }
     // The iteration cut short is played again on resume.
     assert_eq!(state(&path)["history"].as_array().unwrap().len(), 0);
+}
+
+#[test]
+fn a_signal_to_the_tuner_alone_ends_its_match_too() {
+    signal_the_tuner_alone("TERM");
+}
+
+/// SIGKILL reaches no handler: the kernel ends the match (Linux only).
+#[cfg(target_os = "linux")]
+#[test]
+fn a_tuner_killed_outright_takes_its_match_with_it() {
+    signal_the_tuner_alone("KILL");
 }

@@ -362,6 +362,34 @@ fn engine_args(settings: &SpsaSettings, name: &str, values: &[(&ParamSpec, i32)]
     args
 }
 
+/// Has the kernel send SIGTERM to the match when the tuner ends, even by
+/// SIGKILL, which no handler sees: the match then stops as on any SIGTERM,
+/// and the iteration is played again on resume.
+#[cfg(target_os = "linux")]
+fn end_with_this_process(command: &mut Command) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: getpid cannot fail and touches no memory of ours.
+    let tuner = unsafe { libc::getpid() };
+    // SAFETY: the closure runs between fork and exec, makes only
+    // async-signal-safe calls (prctl, getppid) and allocates nothing.
+    unsafe {
+        command.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // The tuner may have ended before the request was made.
+            if libc::getppid() != tuner {
+                return Err(std::io::Error::from(std::io::ErrorKind::BrokenPipe));
+            }
+            Ok(())
+        });
+    }
+}
+
+/// Elsewhere the match outlives a tuner killed outright.
+#[cfg(not(target_os = "linux"))]
+fn end_with_this_process(_command: &mut Command) {}
+
 /// Plays iteration `k`'s games; returns the plus side's wins, its losses
 /// and the draws.
 fn play(
@@ -386,7 +414,9 @@ fn play(
     let args = match_args(&state.settings, k, plus, minus, games_file);
     let program = std::env::current_exe().map_err(|e| SpsaError::Match(e.to_string()))?;
     log::debug!("{} {}", program.display(), args.join(" "));
-    let mut child = Command::new(&program)
+    let mut command = Command::new(&program);
+    end_with_this_process(&mut command);
+    let mut child = command
         .arg("match")
         .args(&args)
         .stdin(Stdio::null())
