@@ -9,9 +9,14 @@ use agon::rules::{
     self, Cell, Color, Game, GameResult, Kind, Move, Position as RulesPosition, legal_moves,
     parse_fen, parse_move, to_fen,
 };
-use pyo3::exceptions::{PyIndexError, PyValueError};
+use pyo3::exceptions::{PyIndexError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+/// How often a long count looks for Ctrl-C.
+const SIGNAL_POLL: Duration = Duration::from_millis(20);
 
 /// A move in `<from><to>` notation, e.g. `f1f2`.
 #[pyclass(name = "Move", module = "agon", frozen, eq, ord, hash, from_py_object)]
@@ -289,8 +294,9 @@ impl PyPosition {
 
     /// The number of legal move sequences of `depth` moves from the current
     /// position, repetition ignored (protocol.md 3.6). The depth goes from 1
-    /// to 20, as for the engine's `perft` (`ValueError` otherwise); the
-    /// count runs to its end, so Ctrl-C acts only once it is done.
+    /// to 20, as for the engine's `perft` (`ValueError` otherwise). The
+    /// count runs on a thread of its own while this one waits for signals,
+    /// so Ctrl-C (`KeyboardInterrupt`) breaks off a deep count.
     fn perft(&self, py: Python<'_>, depth: i64) -> PyResult<u64> {
         let depth = u32::try_from(depth)
             .ok()
@@ -301,7 +307,24 @@ impl PyPosition {
                 ))
             })?;
         let position = *self.current();
-        Ok(py.detach(|| rules::perft::perft(&position, depth)))
+        let stop = AtomicBool::new(false);
+        std::thread::scope(|scope| {
+            let counting = scope.spawn(|| rules::perft::perft_until(&position, depth, &stop));
+            while !counting.is_finished() {
+                py.detach(|| std::thread::sleep(SIGNAL_POLL));
+                if let Err(interrupted) = py.check_signals() {
+                    stop.store(true, Ordering::Relaxed);
+                    let _ = counting.join();
+                    return Err(interrupted);
+                }
+            }
+            match counting.join() {
+                Ok(Some(count)) => Ok(count),
+                // Nothing sets the flag but the interruption above.
+                Ok(None) => Err(PyRuntimeError::new_err("perft broke off")),
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        })
     }
 
     /// What stands on `cell`: `"Q"`, `"G"`, `"q"`, `"g"`, with `*` when

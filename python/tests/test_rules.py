@@ -1,8 +1,12 @@
 """The rules core seen from Python: the same counts, keys and refusals as
 the Rust side."""
 
+import _thread
 import copy
 import random
+import signal
+import threading
+import time
 import xml.etree.ElementTree as ElementTree
 
 import pytest
@@ -166,6 +170,18 @@ def test_no_move_is_played_after_the_end_of_the_game():
     # Taking the last move back reopens the game.
     drawn.pop()
     assert drawn.outcome() is None and drawn.legal_moves() and str(drawn.push("g11f11")) == "g11f11"
+
+
+def test_ctrl_c_breaks_off_a_deep_perft():
+    # perft(8) from the start takes minutes; a lost Ctrl-C fails the test
+    # when the count ends instead of hanging it.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    threading.Timer(0.3, _thread.interrupt_main).start()
+    started = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        agon.Position().perft(8)
+    assert time.monotonic() - started < 5
+    assert agon.Position().perft(3) == 18417
 
 
 @pytest.mark.parametrize("depth", [0, 21, -1])

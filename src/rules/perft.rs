@@ -15,8 +15,8 @@ pub fn perft(position: &Position, depth: u32) -> u64 {
 }
 
 /// As [`perft`], or `None` once `stop` is set: a deep count (the protocol
-/// allows depth 20) must not outlast the program's `quit`.
-fn perft_until(position: &Position, depth: u32, stop: &AtomicBool) -> Option<u64> {
+/// allows depth 20) must not outlast the program's `quit` or a Ctrl-C.
+pub fn perft_until(position: &Position, depth: u32, stop: &AtomicBool) -> Option<u64> {
     match depth {
         0 => Some(1),
         1 => Some(count_legal(position)),
