@@ -58,7 +58,9 @@ impl Gate {
     /// Answers `isready` at once while a search runs; `stop` and
     /// `ponderhit` too, when every line sent earlier has been handled (an
     /// earlier `go` may not have started its search yet). Sends everything
-    /// else to the controller.
+    /// else to the controller, and `ponderhit` as well: the controller
+    /// sets the deadline by which it answers for a search that cannot get
+    /// a processor, counted from the `ponderhit`.
     fn route(&self, command: Command, read_at: Instant, output: &Output, events: &Sender<Event>) {
         let mut state = self.lock();
         if let Some((search, answered)) = &state.search
@@ -70,9 +72,7 @@ impl Gate {
             match command {
                 Command::IsReady => return output.line("readyok"),
                 Command::Stop if in_order => return search.stop.store(true, Ordering::SeqCst),
-                Command::PonderHit if in_order => {
-                    return search.pondering.store(false, Ordering::SeqCst);
-                }
+                Command::PonderHit if in_order => search.pondering.store(false, Ordering::SeqCst),
                 _ => {}
             }
         }
@@ -244,6 +244,28 @@ mod tests {
             out.push(interpret(&line, read));
         }
         out
+    }
+
+    /// The reader ends the ponder at once, and the controller still hears
+    /// of it: the deadline of its answer runs from the `ponderhit`.
+    #[test]
+    fn a_ponderhit_answered_by_the_reader_reaches_the_controller_too() {
+        let gate = Gate::default();
+        let control = SearchControl::default();
+        control.pondering.store(true, Ordering::SeqCst);
+        gate.publish(false, Some((&control, &Arc::new(Answer::default()))), 0);
+        let output = Output::new(io::sink()).unwrap();
+        let (events, received) = std::sync::mpsc::channel();
+        let read_at = Instant::now();
+        gate.route(Command::PonderHit, read_at, &output, &events);
+        assert!(!control.pondering.load(Ordering::SeqCst));
+        match received.try_recv() {
+            Ok(Event::Line(line)) => {
+                assert!(matches!(line.command, Ok(Command::PonderHit)));
+                assert_eq!(line.read_at, read_at);
+            }
+            _ => panic!("the controller was not told of the ponderhit"),
+        }
     }
 
     #[test]
