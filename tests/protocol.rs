@@ -194,6 +194,21 @@ fn go_infinite_waits_for_stop() {
     assert!(agon.ask("stop").is_empty());
 }
 
+/// A `go` on a clock that leaves out the mover's time answers after a
+/// short search instead of searching until `stop`.
+#[test]
+fn a_go_without_the_movers_clock_answers_by_itself() {
+    let mut agon = Agon::start(&[]);
+    let mut game = Game::new(parse_fen(START_FEN).unwrap());
+    game.play_text("f1f2").unwrap();
+    for go in ["go wtime 60000 winc 10", "go binc 100", "go movestogo 5"] {
+        assert!(agon.ask("position startpos moves f1f2").is_empty());
+        agon.send(go);
+        let line = agon.expect_line(is_bestmove, PATIENCE);
+        legal_bestmove(&line, &game);
+    }
+}
+
 #[test]
 fn stop_also_reaches_a_go_waiting_behind_a_search() {
     // The first search is still running when the `go infinite` and its

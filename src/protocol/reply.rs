@@ -71,7 +71,10 @@ fn bool_word(value: bool) -> &'static str {
 }
 
 /// The search limits of a `go` command, with the clock of the side to move
-/// (`wtime`/`winc` for White, `btime`/`binc` for Black).
+/// (`wtime`/`winc` for White, `btime`/`binc` for Black). A `go` that plays
+/// on a clock (any clock argument or `movestogo`) but leaves out the side
+/// to move's time gives it none: that caller expects an answer, and a
+/// search without limit would never come.
 pub(crate) fn search_limits(
     params: &GoParams,
     side_to_move: Color,
@@ -86,8 +89,8 @@ pub(crate) fn search_limits(
         depth: params.depth,
         nodes: params.nodes,
         movetime: params.movetime.map(Duration::from_millis),
-        clock: time.map(|time| Clock {
-            time: Duration::from_millis(time),
+        clock: on_a_clock(params).then(|| Clock {
+            time: Duration::from_millis(time.unwrap_or(0)),
             increment: Duration::from_millis(increment.unwrap_or(0)),
             moves_to_go: params.movestogo,
             lag: None,
@@ -97,6 +100,14 @@ pub(crate) fn search_limits(
         searchmoves,
         started: Some(started),
     }
+}
+
+/// Whether a `go` plays on a clock.
+fn on_a_clock(params: &GoParams) -> bool {
+    [params.wtime, params.btime, params.winc, params.binc]
+        .iter()
+        .any(Option::is_some)
+        || params.movestogo.is_some()
 }
 
 #[cfg(test)]
@@ -219,8 +230,26 @@ mod tests {
             ..GoParams::default()
         };
         let limits = search_limits(&only_white, Color::Black, Vec::new(), Instant::now());
-        assert!(limits.clock.is_none());
         assert_eq!(limits.movetime, Some(Duration::from_millis(300)));
         assert!(limits.infinite);
+        // Black plays on a clock it was not given: it has no time.
+        assert_eq!(limits.clock.map(|clock| clock.time), Some(Duration::ZERO));
+        let increment_alone = GoParams {
+            winc: Some(100),
+            ..GoParams::default()
+        };
+        let clock = search_limits(&increment_alone, Color::White, Vec::new(), Instant::now())
+            .clock
+            .unwrap();
+        assert_eq!(
+            (clock.time, clock.increment),
+            (Duration::ZERO, Duration::from_millis(100))
+        );
+        let depth_alone = GoParams {
+            depth: Some(3),
+            ..GoParams::default()
+        };
+        let limits = search_limits(&depth_alone, Color::White, Vec::new(), Instant::now());
+        assert!(limits.clock.is_none());
     }
 }
