@@ -4,6 +4,7 @@
 use super::movegen::has_legal_move;
 use super::notation::{MoveError, parse_move};
 use super::position::{Color, FormationOutcome, Move, Position};
+use std::collections::HashMap;
 use std::fmt;
 
 /// Why a game was won (a draw has one reason only, repetition).
@@ -107,6 +108,13 @@ pub struct Game {
     moves: Vec<Move>,
     /// Every position of the game, the start included; the last is current.
     positions: Vec<Position>,
+    /// For each of `positions`, how many times it has stood up to then,
+    /// itself included.
+    occurrences: Vec<usize>,
+    /// The indices in `positions` of each key, oldest first: a long game
+    /// (a `position` line may hold a hundred thousand moves) then counts
+    /// each repetition without a look over the whole game.
+    seen_at: HashMap<u64, Vec<usize>>,
 }
 
 impl Game {
@@ -116,6 +124,8 @@ impl Game {
             start,
             moves: Vec::new(),
             positions: vec![start],
+            occurrences: vec![1],
+            seen_at: HashMap::from([(start.key(), vec![0])]),
         }
     }
 
@@ -148,14 +158,29 @@ impl Game {
     /// Plays a move already known to be legal.
     pub fn play(&mut self, mv: Move) {
         let next = self.position().make_move(mv);
+        let earlier = self.seen_at.entry(next.key()).or_default();
+        let occurrences = earlier
+            .iter()
+            .rev()
+            .find(|&&index| same_board(&self.positions[index], &next))
+            .map_or(1, |&index| self.occurrences[index] + 1);
+        earlier.push(self.positions.len());
         self.moves.push(mv);
         self.positions.push(next);
+        self.occurrences.push(occurrences);
     }
 
     /// Takes the last move back; `None` at the start.
     pub fn take_back(&mut self) -> Option<Move> {
         let mv = self.moves.pop()?;
-        self.positions.pop();
+        let undone = self.positions.pop()?;
+        self.occurrences.pop();
+        if let Some(earlier) = self.seen_at.get_mut(&undone.key()) {
+            earlier.pop();
+            if earlier.is_empty() {
+                self.seen_at.remove(&undone.key());
+            }
+        }
         Some(mv)
     }
 
@@ -168,12 +193,7 @@ impl Game {
 
     /// How many times the current position has stood so far, itself included.
     pub(crate) fn repetitions(&self) -> usize {
-        let key = self.position().key();
-        let current = self.position();
-        self.positions
-            .iter()
-            .filter(|p| p.key() == key && same_board(p, current))
-            .count()
+        self.occurrences.last().copied().unwrap_or(1)
     }
 
     /// The verdict, applying the end-of-game tests in the order of the rules.
@@ -265,6 +285,38 @@ mod tests {
         assert!(outer.to().ring() > outer.from().ring());
         relocating.play(outer);
         assert_eq!(relocating.plies_without_progress(), 0);
+    }
+
+    /// The kept counts agree with counting over the whole game, through
+    /// shuffles that repeat, take-backs and a replay.
+    #[test]
+    fn repetitions_kept_as_moves_come_and_go_match_a_full_count() {
+        use rand::rngs::StdRng;
+        use rand::{Rng, SeedableRng};
+        let full_count = |game: &Game| {
+            let current = game.position();
+            game.positions
+                .iter()
+                .filter(|p| same_board(p, current))
+                .count()
+        };
+        let mut rng = StdRng::seed_from_u64(7);
+        let mut game = Game::new(parse_fen(START_FEN).unwrap());
+        let mut most = 0;
+        for _ in 0..3_000 {
+            let moves = legal_moves(game.position());
+            if game.result() != GameResult::Ongoing || rng.random_ratio(1, 4) {
+                game.take_back();
+            } else {
+                // The first two moves of a position shuffle one piece to
+                // and fro, so positions come back often.
+                let choice = rng.random_range(0..moves.len().min(2));
+                game.play(moves.as_slice()[choice]);
+            }
+            assert_eq!(game.repetitions(), full_count(&game));
+            most = most.max(game.repetitions());
+        }
+        assert_eq!(most, 3, "the walk should reach a threefold repetition");
     }
 
     #[test]
