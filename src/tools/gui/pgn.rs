@@ -5,7 +5,7 @@
 //! rules core.
 
 use super::problem::{Code, Problem, fen_reason};
-use crate::rules::{Color, Game, parse_fen};
+use crate::rules::{Color, Game, GameResult, parse_fen};
 
 /// A score as recorded, from White's point of view.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -95,13 +95,17 @@ pub fn read_games(text: &str) -> Result<Vec<ReadGame>, Problem> {
     let mut games = Vec::new();
     let mut tags: Vec<(String, String)> = Vec::new();
     let mut movetext = String::new();
+    // Braces opened and not closed in `movetext`, kept as lines come so that
+    // a long text is not counted again for every line.
+    let mut open_braces: i64 = 0;
     for line in text.lines() {
         let trimmed = line.trim();
-        if trimmed.starts_with('[') && !in_comment(&movetext) {
+        if trimmed.starts_with('[') && open_braces <= 0 {
             if !movetext.trim().is_empty() {
                 games.push(finish(&tags, &movetext, games.len() + 1)?);
                 tags.clear();
                 movetext.clear();
+                open_braces = 0;
             }
             let game = games.len() + 1;
             tags.push(parse_tag(trimmed).ok_or_else(|| {
@@ -113,6 +117,7 @@ pub fn read_games(text: &str) -> Result<Vec<ReadGame>, Problem> {
                 .with("line", trimmed)
             })?);
         } else {
+            open_braces += brace_balance(line);
             movetext.push_str(line);
             movetext.push('\n');
         }
@@ -131,8 +136,15 @@ fn in_game(code: Code, number: usize, what: &str) -> Problem {
     Problem::new(code, format!("game {number}: {what}")).with("game", number)
 }
 
-fn in_comment(text: &str) -> bool {
-    text.matches('{').count() > text.matches('}').count()
+/// Braces `line` opens less those it closes.
+fn brace_balance(line: &str) -> i64 {
+    line.chars()
+        .map(|c| match c {
+            '{' => 1,
+            '}' => -1,
+            _ => 0,
+        })
+        .sum()
 }
 
 fn parse_tag(line: &str) -> Option<(String, String)> {
@@ -307,6 +319,23 @@ impl LineReader {
                         continue;
                     }
                     let mover = game.position().side_to_move();
+                    // A draw by repetition leaves legal moves on the board.
+                    let ended = game.result();
+                    if ended != GameResult::Ongoing {
+                        return Err(in_game(
+                            Code::PgnIllegalMove,
+                            number,
+                            &format!(
+                                "move {} '{bare}' ({}) comes after the end of the game ({})",
+                                moves.len() + 1,
+                                mover.name(),
+                                ended.describe()
+                            ),
+                        )
+                        .with("number", moves.len() + 1)
+                        .with("side", mover.name().to_lowercase())
+                        .within("reason", &Problem::new(Code::GameOver, "the game is over")));
+                    }
                     game.play_text(bare).map_err(|e| {
                         in_game(
                             Code::PgnIllegalMove,
@@ -435,6 +464,39 @@ mod tests {
         assert_eq!(first.reason.as_deref(), Some("draw by repetition"));
         assert_eq!(first.result, "1/2-1/2");
         assert_eq!(games[1].moves[0].score, None);
+    }
+
+    /// A repetition draw leaves legal moves on the board, yet ends the game.
+    #[test]
+    fn a_move_after_a_draw_by_repetition_is_refused() {
+        let shuffle = "1. f1e1 f11g11 2. e1f1 g11f11 3. f1e1 f11g11 4. e1f1 g11f11";
+        assert_eq!(
+            read_games(&format!("{shuffle} 1/2-1/2\n")).unwrap()[0]
+                .moves
+                .len(),
+            8
+        );
+        let problem = read_games(&format!("{shuffle} 5. f1e1 1/2-1/2\n")).unwrap_err();
+        let json = problem.json().to_string();
+        assert!(
+            json.contains("move 9 'f1e1' (white) comes after the end of the game (draw by threefold repetition)")
+                && json.contains("game-over"),
+            "{json}"
+        );
+    }
+
+    /// A bracket line inside a comment that spans lines is comment text, not
+    /// a tag, and a comment closed on a later line lets tags start again.
+    #[test]
+    fn comments_spanning_lines_hide_tag_lines() {
+        let text = "[Event \"one\"]\n\n1. f1e1 {a note\n[not a tag]\nends here} *\n\n[Event \"two\"]\n\n1. f1f2 *\n";
+        let games = read_games(text).unwrap();
+        assert_eq!(games.len(), 2);
+        assert_eq!(
+            games[0].moves[0].comment.as_deref(),
+            Some("a note\n[not a tag]\nends here")
+        );
+        assert_eq!(games[1].tag("Event"), Some("two"));
     }
 
     #[test]

@@ -197,8 +197,7 @@ impl GameRecord {
     pub fn pgn(&self) -> String {
         let mut text = String::new();
         let mut tag = |name: &str, value: &str| {
-            let escaped = value.replace('\\', "\\\\").replace('"', "\\\"");
-            let _ = writeln!(text, "[{name} \"{escaped}\"]");
+            let _ = writeln!(text, "[{name} \"{}\"]", tag_value(value));
         };
         tag("Event", "agon match");
         tag("Site", "local");
@@ -237,14 +236,42 @@ impl GameRecord {
                 tokens.push(format!("{number}..."));
             }
             tokens.push(mv);
-            tokens.push(format!("{{{comment}}}"));
+            tokens.push(pgn_comment(&comment));
         }
-        tokens.push(format!("{{{}}}", self.reason));
+        tokens.push(pgn_comment(&self.reason));
         tokens.push(self.result.code().to_string());
         text.push_str(&wrap(&tokens, 79));
         text.push_str("\n\n");
         text
     }
+}
+
+/// A tag's value as PGN writes it: backslash and quote escaped, and line
+/// breaks and other control characters (which would end the tag line)
+/// made spaces.
+fn tag_value(value: &str) -> String {
+    let spaced: String = value
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    spaced.replace('\\', "\\\\").replace('"', "\\\"")
+}
+
+/// `text` as a PGN comment. A comment has no escapes and ends at the first
+/// `}`, so braces in it (an engine's illegal move quoted in the reason may
+/// hold any characters) become parentheses: the game reads back as it was
+/// played.
+fn pgn_comment(text: &str) -> String {
+    let plain: String = text
+        .chars()
+        .map(|c| match c {
+            '{' => '(',
+            '}' => ')',
+            c if c.is_control() => ' ',
+            c => c,
+        })
+        .collect();
+    format!("{{{plain}}}")
 }
 
 /// The comment of a played move: `{score/depth time}`.
@@ -517,6 +544,30 @@ mod tests {
             ),
             "{text}"
         );
+    }
+
+    /// An engine's words quoted in the reason or a name cannot add a move
+    /// or a tag line: the text reads back as the game that was played.
+    #[test]
+    fn quoted_engine_text_cannot_change_the_game_read_back() {
+        let record = GameRecord {
+            reason: "black illegal move x}f11g11{y".into(),
+            white: "plus\n[Result \"0-1\"]".into(),
+            fen: crate::rules::START_FEN.into(),
+            book: Vec::new(),
+            ..record(1)
+        };
+        let games = crate::tools::gui::pgn::read_games(&record.pgn()).unwrap();
+        assert_eq!(games.len(), 1);
+        let game = &games[0];
+        let moves: Vec<&str> = game.moves.iter().map(|m| m.text.as_str()).collect();
+        assert_eq!(moves, ["f1f2"]);
+        assert_eq!(
+            game.reason.as_deref(),
+            Some("black illegal move x)f11g11(y")
+        );
+        assert_eq!(game.tag("White"), Some("plus [Result \"0-1\"]"));
+        assert_eq!(game.result, "1-0");
     }
 
     #[test]
