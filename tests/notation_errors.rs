@@ -44,7 +44,16 @@ const BAD_FENS: &[(&str, &str)] = &[
     ),
     (
         "q1G1g1/6G/G7/9/g8g/11/G8G/9/7g/g6/1G1g1Q w 99999999999",
-        "move number",
+        "move number '99999999999' is not a whole number from 1 to 4294967295",
+    ),
+    // The whole rank is counted, not only up to its first cell too many.
+    (
+        "q1G1g1/6G/G7/9/g8g/GGGGGGGGGGGGGGGGGGG/G8G/9/7g/g6/1G1g1Q w",
+        "rank 6 describes 19 cells; it has 11",
+    ),
+    (
+        "q1G1g1/6G/G7/9/g8g/11/G8G/9/7g/g6/1G1g1QGG2 w",
+        "rank 1 describes 10 cells; it has 6",
     ),
     ("q1G1g1/6G/G7/9/g8g/11/G8G/9/7g/g6 w", "10 ranks"),
     ("q1G1g1/6G/G7/9/g8g/11/G8G/9/7g/g6/1G1g1Q/6 w", "12 ranks"),
@@ -218,7 +227,7 @@ fn rule_breaking_moves_name_the_rule() {
         (
             "6/7/8/9/4GG4/4GQG4/4GG4/9/g7/g6/qgggg1 b",
             "a1b1",
-            "already decided",
+            "already decided by a formation (white wins by formation)",
         ),
     ];
     for (fen, text, fragment) in cases {

@@ -154,6 +154,11 @@ fn messages_name_the_problem() {
     let long_word = "x".repeat(100_000);
     let long_move = format!("position startpos moves {long_word}");
     let long_fragment = format!("'{}...' is not a move", &long_word[..40]);
+    let long_count = format!(
+        "position fen q{}1G1g1/6G/G7/9/g8g/11/G8G/9/7g/g6/1G1g1Q w",
+        "0".repeat(60)
+    );
+    let count_fragment = format!("bad empty-cell count '{}...'", "0".repeat(40));
     let cases = [
         ("hello", "unknown command 'hello'"),
         (
@@ -200,6 +205,7 @@ fn messages_name_the_problem() {
         ),
         ("go searchmoves f1z\u{7}", "'f1z\\u{7}' is not a move"),
         (long_move.as_str(), long_fragment.as_str()),
+        (long_count.as_str(), count_fragment.as_str()),
     ];
     for (line, fragment) in cases {
         let reply = agon.ask(line);

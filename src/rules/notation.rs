@@ -124,7 +124,8 @@ impl fmt::Display for FenError {
             }
             FenError::BadEmptyCount { rank, text } => write!(
                 f,
-                "bad empty-cell count '{text}' in rank {rank}; expected 1 to 11"
+                "bad empty-cell count '{}' in rank {rank}; expected 1 to 11",
+                quote(text)
             ),
             FenError::TooManyQueens(color) => write!(f, "{} has more than one queen", color.name()),
             FenError::TooManyGuards(color, n) => {
@@ -135,7 +136,12 @@ impl fmt::Display for FenError {
                 write!(f, "side to move '{}' is not 'w' or 'b'", quote(side))
             }
             FenError::BadFullmove(text) => {
-                write!(f, "move number '{}' is not a positive integer", quote(text))
+                write!(
+                    f,
+                    "move number '{}' is not a whole number from 1 to {}",
+                    quote(text),
+                    u32::MAX
+                )
             }
         }
     }
@@ -247,17 +253,18 @@ fn place_rank(position: &mut Position, rank: u8, text: &str) -> Result<(), FenEr
         if captured {
             at += 1;
         }
-        let Some(&cell) = cells.get(next as usize) else {
-            return Err(length_error(next + 1));
-        };
-        position.put(
-            cell,
-            Piece {
-                color,
-                kind,
-                captured,
-            },
-        );
+        // Past the rank's end the counting goes on, so that the error says
+        // how many cells the rank describes.
+        if let Some(&cell) = cells.get(next as usize) {
+            position.put(
+                cell,
+                Piece {
+                    color,
+                    kind,
+                    captured,
+                },
+            );
+        }
         next += 1;
     }
     if next as usize != cells.len() {
@@ -535,8 +542,8 @@ pub fn parse_move(position: &Position, text: &str) -> Result<Move, MoveError> {
 /// The rule that a move from `from` to `to` breaks.
 fn illegal_reason(position: &Position, from: Cell, to: Cell) -> IllegalReason {
     let us = position.side_to_move();
-    if let Some(outcome) = position.formation_outcome() {
-        return IllegalReason::Decided(format!("{outcome:?}"));
+    if position.formation_outcome().is_some() {
+        return IllegalReason::Decided(super::game::position_result(position).describe());
     }
     let Some(piece) = position.piece_at(from) else {
         return IllegalReason::NoPiece(from);

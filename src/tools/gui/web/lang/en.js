@@ -307,7 +307,7 @@ STRINGS.en = {
   "error.fen-too-many-guards": "{side} has {guards} guards; at most 6 are allowed.",
   "error.fen-guard-on-throne": "a guard stands on the throne.",
   "error.fen-bad-side": "the side to move '{text}' is not 'w' or 'b'.",
-  "error.fen-bad-fullmove": "the move number '{text}' is not a positive whole number.",
+  "error.fen-bad-fullmove": "the move number '{text}' is not a whole number from 1 to 4294967295.",
   "error.bad-clock": "'{text}' is not a time control: write minutes+seconds, such as 5+3.",
   "error.clock-without-time": "The time control '{text}' gives no time.",
   "error.not-a-move": "'{move}' is not a move: write two cells, such as f1f2.",

@@ -307,7 +307,7 @@ STRINGS.es = {
   "error.fen-too-many-guards": "las {side} tienen {guards} guardias; se permiten 6 como mucho.",
   "error.fen-guard-on-throne": "hay un guardia en el trono.",
   "error.fen-bad-side": "el bando que mueve, '{text}', no es 'w' ni 'b'.",
-  "error.fen-bad-fullmove": "el número de jugada '{text}' no es un entero positivo.",
+  "error.fen-bad-fullmove": "el número de jugada '{text}' no es un entero de 1 a 4294967295.",
   "error.bad-clock": "'{text}' no es un control de tiempo: escribe minutos+segundos, por ejemplo 5+3.",
   "error.clock-without-time": "El control de tiempo '{text}' no da ningún tiempo.",
   "error.not-a-move": "'{move}' no es una jugada: escribe dos casillas, por ejemplo f1f2.",

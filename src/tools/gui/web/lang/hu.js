@@ -307,7 +307,7 @@ STRINGS.hu = {
   "error.fen-too-many-guards": "{side} félnek {guards} őre van; legfeljebb 6 lehet.",
   "error.fen-guard-on-throne": "egy őr áll a trónon.",
   "error.fen-bad-side": "a lépésre következő fél, '{text}', nem 'w' és nem 'b'.",
-  "error.fen-bad-fullmove": "a(z) '{text}' lépésszám nem pozitív egész szám.",
+  "error.fen-bad-fullmove": "a(z) '{text}' lépésszám nem 1 és 4294967295 közötti egész szám.",
   "error.bad-clock": "A(z) '{text}' nem időbeosztás: írd perc+másodperc alakban, például 5+3.",
   "error.clock-without-time": "A(z) '{text}' időbeosztás nem ad időt.",
   "error.not-a-move": "A(z) '{move}' nem lépés: írj két mezőt, például f1f2.",

@@ -307,7 +307,7 @@ STRINGS.ja = {
   "error.fen-too-many-guards": "{side}のガードが{guards}個あります。6個までです。",
   "error.fen-guard-on-throne": "ガードが玉座にいます。",
   "error.fen-bad-side": "手番「{text}」は「w」でも「b」でもありません。",
-  "error.fen-bad-fullmove": "手数「{text}」は正の整数ではありません。",
+  "error.fen-bad-fullmove": "手数「{text}」は1から4294967295までの整数ではありません。",
   "error.bad-clock": "「{text}」は持ち時間ではありません。分+秒の形で、例えば5+3と書いてください。",
   "error.clock-without-time": "持ち時間「{text}」では時間がありません。",
   "error.not-a-move": "「{move}」は指し手ではありません。f1f2のように2つのマスを書いてください。",

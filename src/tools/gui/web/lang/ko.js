@@ -307,7 +307,7 @@ STRINGS.ko = {
   "error.fen-too-many-guards": "{side}의 호위가 {guards}개입니다. 최대 6개까지입니다.",
   "error.fen-guard-on-throne": "호위가 왕좌에 있습니다.",
   "error.fen-bad-side": "둘 차례 '{text}'이(가) 'w'도 'b'도 아닙니다.",
-  "error.fen-bad-fullmove": "수 번호 '{text}'이(가) 양의 정수가 아닙니다.",
+  "error.fen-bad-fullmove": "수 번호 '{text}'이(가) 1부터 4294967295까지의 정수가 아닙니다.",
   "error.bad-clock": "'{text}'은(는) 제한 시간이 아닙니다. 분+초 형식으로, 예를 들어 5+3처럼 쓰세요.",
   "error.clock-without-time": "제한 시간 '{text}'에는 시간이 없습니다.",
   "error.not-a-move": "'{move}'은(는) 수가 아닙니다. f1f2처럼 두 칸을 쓰세요.",

@@ -307,7 +307,7 @@ STRINGS.vi = {
   "error.fen-too-many-guards": "{side} có {guards} cận vệ; tối đa chỉ được 6.",
   "error.fen-guard-on-throne": "có một cận vệ đứng trên ngai.",
   "error.fen-bad-side": "bên đi '{text}' không phải 'w' hay 'b'.",
-  "error.fen-bad-fullmove": "số nước '{text}' không phải số nguyên dương.",
+  "error.fen-bad-fullmove": "số nước '{text}' không phải số nguyên từ 1 đến 4294967295.",
   "error.bad-clock": "'{text}' không phải cách tính giờ: hãy viết phút+giây, ví dụ 5+3.",
   "error.clock-without-time": "Cách tính giờ '{text}' không cho chút thời gian nào.",
   "error.not-a-move": "'{move}' không phải nước đi: hãy viết hai ô, ví dụ f1f2.",
