@@ -278,11 +278,15 @@ static OPTIONS: LazyLock<Vec<OptionSpec>> = LazyLock::new(|| {
     options.extend(SPECS.iter().enumerate().map(|(index, spec)| {
         developer(
             spec.option,
-            spin(spec.min as u64, spec.max as u64, move |s| {
-                &mut s.engine.tuning.params.values[index]
-            }),
+            // Both are at least zero (checked where they are declared).
+            spin(
+                u64::from(spec.min.unsigned_abs()),
+                u64::from(spec.max.unsigned_abs()),
+                move |s| &mut s.engine.tuning.params.values[index],
+            ),
         )
     }));
+
     options.extend(Term::ALL.map(|term| {
         let index = term.index();
         developer(

@@ -48,7 +48,9 @@ struct Running {
     /// teaches `Session::move_lag`.
     clocked: Option<(Color, Clock)>,
     with_ponder: bool,
-    thread: JoinHandle<Box<dyn Player>>,
+    /// The search thread; it gives the player back, or `None` where the
+    /// player never reached it.
+    thread: JoinHandle<Option<Box<dyn Player>>>,
 }
 
 /// How long after its hard time limit a search may take to answer before
@@ -247,8 +249,8 @@ impl Session {
                     .answered(side, clock, at.saturating_duration_since(running.asked_at));
             }
             match running.thread.join() {
-                Ok(player) => self.player = Some(player),
-                Err(_) => log::error!("the search thread died; the player is lost"),
+                Ok(Some(player)) => self.player = Some(player),
+                Ok(None) | Err(_) => log::error!("the search thread died; the player is lost"),
             }
         }
     }
@@ -453,6 +455,9 @@ impl Session {
             .copied();
         let answered = Arc::new(Answer::default());
         let handed_over = wait_since(self.waited_at_event);
+        // The player goes to the thread once it runs: were the thread
+        // refused, a player moved into its closure would be lost with it.
+        let (hand_over, player_arrives) = std::sync::mpsc::sync_channel(1);
         let thread = {
             let answered = Arc::clone(&answered);
             let game = self.game.clone();
@@ -460,6 +465,7 @@ impl Session {
             let output = self.output.clone();
             let events = self.events.clone();
             thread::Builder::new().name("search".into()).spawn(move || {
+                let player = player_arrives.recv().ok()?;
                 let (player, answered_after) = search_and_report(
                     player,
                     &game,
@@ -480,8 +486,15 @@ impl Session {
                 }
                 // The controller may be gone already when quitting.
                 let _ = events.send(Event::SearchDone);
-                player
+                Some(player)
             })
+        };
+        let thread = match thread {
+            Ok(thread) => match hand_over.send(player) {
+                Ok(()) => Ok(thread),
+                Err(refused) => Err((std::io::Error::other("the search thread ended"), refused.0)),
+            },
+            Err(e) => Err((e, player)),
         };
         match thread {
             Ok(thread) => {
@@ -498,9 +511,14 @@ impl Session {
                     thread,
                 });
             }
-            Err(e) => {
+            Err((e, player)) => {
+                // The engine stays whole, and the `go` still gets its one
+                // answer: the first legal move.
                 log::error!("cannot start the search thread: {e}");
+                self.player = Some(player);
                 self.output.error("cannot start the search thread");
+                self.output
+                    .line(&bestmove_line(fallback, None, with_ponder));
             }
         }
     }

@@ -157,6 +157,17 @@ params! {
     TimeIncrementPercent: 75, 0, 100, 6.0, 0.002;
 }
 
+// The protocol offers each parameter as a spin option, whose range is
+// unsigned: a declaration out of order or below zero fails the build.
+const _: () = {
+    let mut index = 0;
+    while index < SPECS.len() {
+        let spec = &SPECS[index];
+        assert!(0 <= spec.min && spec.min <= spec.default && spec.default <= spec.max);
+        index += 1;
+    }
+};
+
 impl Param {
     /// How many parameters there are.
     pub const COUNT: usize = SPECS.len();
