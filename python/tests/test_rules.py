@@ -100,7 +100,7 @@ def test_positions_compare_and_hash_by_their_content():
         ("q1G1g1/6G/G7/9/g8g/11/G8G/9/7g/g6/1G1g1QQ w", "rank 1 describes 7 cells; it has 6"),
         ("q1G1g1/6G/G7/9/g8g/5G5/G8G/9/7g/g6/1G1g1Q w", "white has 7 guards; at most 6 are allowed"),
         ("q1G1g1/6G/G7/9/g8g/5G5/G8G/9/7g/g6/3g1Q w", "a guard stands on the throne f6"),
-        ("q1G1g1/6G/G7/9/g8g/11/G8G/9/7g/g6/1G1g1Q w 0", "move number '0' is not a positive integer"),
+        ("q1G1g1/6G/G7/9/g8g/11/G8G/9/7g/g6/1G1g1Q w 0", "move number '0' is not a whole number from 1 to 4294967295"),
     ],
 )
 def test_bad_fens_are_refused_with_the_rules_core_reason(fen, message):

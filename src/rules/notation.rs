@@ -61,7 +61,7 @@ pub enum FenError {
     GuardOnThrone,
     /// The side field is not `w` or `b`.
     BadSide(String),
-    /// The move number is not a positive integer.
+    /// The move number is not a whole number from 1 to 4294967295.
     BadFullmove(String),
 }
 

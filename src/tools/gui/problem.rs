@@ -71,7 +71,7 @@ codes! {
     FenGuardOnThrone = "fen-guard-on-throne",
     /// The side field `text` is not `w` or `b`.
     FenBadSide = "fen-bad-side",
-    /// The move number `text` is not a positive integer.
+    /// The move number `text` is not a whole number from 1 to 4294967295.
     FenBadFullmove = "fen-bad-fullmove",
     /// A clock `text` that is not minutes+seconds.
     BadClock = "bad-clock",
