@@ -100,36 +100,26 @@ impl Outcome {
 #[pyclass(name = "Position", module = "agon")]
 #[derive(Clone)]
 struct PyPosition {
-    /// The root and every position after it; the last is the current one.
-    positions: Vec<RulesPosition>,
-    /// The moves played from the root.
-    moves: Vec<Move>,
+    /// The root and the moves played from it: the game knows the
+    /// repetitions, so a verdict needs no replay.
+    game: Game,
 }
 
 impl PyPosition {
     fn rooted_at(root: RulesPosition) -> PyPosition {
         PyPosition {
-            positions: vec![root],
-            moves: Vec::new(),
+            game: Game::new(root),
         }
     }
 
     fn current(&self) -> &RulesPosition {
-        self.positions.last().unwrap_or(&self.positions[0])
-    }
-
-    fn game(&self) -> Game {
-        let mut game = Game::new(self.positions[0]);
-        for &mv in &self.moves {
-            game.play(mv);
-        }
-        game
+        self.game.position()
     }
 
     fn legal(&self, mv: &MoveArg) -> PyResult<Move> {
         // Only the whole game knows the repetition rule; and, as for the
         // engine, no move of any kind comes after the end.
-        let result = self.game().result();
+        let result = self.game.result();
         if result != GameResult::Ongoing {
             return Err(PyValueError::new_err(format!(
                 "move '{}' comes after the end of the game ({})",
@@ -187,7 +177,7 @@ impl PyPosition {
 
     /// The FEN of the root, the position before the first move of `move_stack`.
     fn root_fen(&self) -> String {
-        to_fen(&self.positions[0])
+        to_fen(self.game.start())
     }
 
     /// The side to move, `"white"` or `"black"`.
@@ -205,7 +195,7 @@ impl PyPosition {
     /// The moves played from the root, oldest first.
     #[getter]
     fn move_stack(&self) -> Vec<PyMove> {
-        self.moves.iter().copied().map(PyMove).collect()
+        self.game.moves().iter().copied().map(PyMove).collect()
     }
 
     /// Every legal move, in the order of the move generator; none once the
@@ -237,19 +227,16 @@ impl PyPosition {
     /// and leaves the position as it was.
     fn push(&mut self, mv: MoveArg) -> PyResult<PyMove> {
         let mv = self.legal(&mv)?;
-        let next = self.current().make_move(mv);
-        self.moves.push(mv);
-        self.positions.push(next);
+        self.game.play(mv);
         Ok(PyMove(mv))
     }
 
     /// Takes back the last move and returns it (`IndexError` at the root).
     fn pop(&mut self) -> PyResult<PyMove> {
         let mv = self
-            .moves
-            .pop()
+            .game
+            .take_back()
             .ok_or_else(|| PyIndexError::new_err("pop from a position with no moves played"))?;
-        self.positions.pop();
         Ok(PyMove(mv))
     }
 
@@ -274,7 +261,7 @@ impl PyPosition {
     /// `None` while the game goes on, else an `Outcome`. Repetition counts
     /// the positions of `move_stack`.
     fn outcome(&self) -> Option<Outcome> {
-        match self.game().result() {
+        match self.game.result() {
             GameResult::Ongoing => None,
             GameResult::Win { winner, reason } => Some(Outcome {
                 winner: Some(winner.name()),
@@ -289,7 +276,7 @@ impl PyPosition {
 
     /// Whether the game has ended (see `outcome`).
     fn is_game_over(&self) -> bool {
-        self.game().result() != GameResult::Ongoing
+        self.game.result() != GameResult::Ongoing
     }
 
     /// The number of legal move sequences of `depth` moves from the current

@@ -129,6 +129,11 @@ impl Game {
         }
     }
 
+    /// The position the game started from.
+    pub fn start(&self) -> &Position {
+        &self.start
+    }
+
     /// The position now.
     pub fn position(&self) -> &Position {
         self.positions.last().unwrap_or(&self.start)
