@@ -590,14 +590,7 @@ fn hostile_requests_are_refused_and_change_no_game() {
 fn sigterm_ends_the_server_and_its_engines_promptly() {
     let dir = scratch_dir("serve-term");
     let (mut server, address) = start_server(&dir.join("games.sqlite"), &[]);
-    let health = raw(&address, "GET /healthz HTTP/1.1", b"");
-    let deadline = Instant::now() + PATIENCE;
-    let mut health = health;
-    while health.status != 200 {
-        assert!(Instant::now() < deadline, "never healthy: {}", health.body);
-        std::thread::sleep(Duration::from_millis(100));
-        health = raw(&address, "GET /healthz HTTP/1.1", b"");
-    }
+    wait_until_healthy(&address);
     let visitor = new_visitor(&address);
     // An open event stream must not hold the shutdown up.
     let _events = open_events(&address, &visitor, "HTTP/1.1");
@@ -622,6 +615,59 @@ fn sigterm_ends_the_server_and_its_engines_promptly() {
             "engine {engine} still runs"
         );
     }
+}
+
+/// Waits until `/healthz` answers 200 (the engines take a moment to start).
+fn wait_until_healthy(address: &str) {
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        let health = raw(address, "GET /healthz HTTP/1.1", b"");
+        if health.status == 200 {
+            return;
+        }
+        assert!(Instant::now() < deadline, "never healthy: {}", health.body);
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn a_failing_database_is_unhealthy_and_the_other_metrics_still_answer() {
+    let dir = scratch_dir("serve-health");
+    let db = dir.join("games.sqlite");
+    let (_server, address) = start_server(&db, &[]);
+    wait_until_healthy(&address);
+    // The games table gone: every query of the server's fails.
+    let connection = rusqlite::Connection::open(&db).unwrap();
+    connection
+        .execute_batch("ALTER TABLE games RENAME TO games_away")
+        .unwrap();
+    let health = raw(&address, "GET /healthz HTTP/1.1", b"");
+    assert_eq!(health.status, 503, "{}", health.body);
+    assert!(
+        health
+            .headers
+            .to_ascii_lowercase()
+            .contains("content-type: text/plain"),
+        "{}",
+        health.headers
+    );
+    let metrics = raw(&address, "GET /metrics HTTP/1.1", b"");
+    assert_eq!(metrics.status, 200, "{}", metrics.body);
+    assert!(
+        metrics.body.contains("agon_games_in_progress NaN\n"),
+        "{}",
+        metrics.body
+    );
+    assert!(
+        metrics.body.contains("agon_visitors_max 5000\n"),
+        "{}",
+        metrics.body
+    );
+    connection
+        .execute_batch("ALTER TABLE games_away RENAME TO games")
+        .unwrap();
+    assert_eq!(raw(&address, "GET /healthz HTTP/1.1", b"").status, 200);
+    assert_eq!(metric(&address, "agon_games_in_progress"), 0.0);
 }
 
 /// The ids of a process's children (Linux `/proc`).

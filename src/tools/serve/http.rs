@@ -419,32 +419,49 @@ async fn preview(State(app): State<App>, headers: HeaderMap, body: String) -> Re
     }
 }
 
-fn gauges(app: &App) -> Result<Gauges, String> {
+/// What `/healthz` and `/metrics` read now; a count the database cannot
+/// give is `None` (and logged), the rest is read all the same.
+fn gauges(app: &App) -> Gauges {
     let (engines, engines_busy) = app.registry.engines().map_or((0, 0), |p| p.engines());
     let (queue_length, analysis_queue_length) =
         app.registry.engines().map_or((0, 0), |p| p.queue_lengths());
-    Ok(Gauges {
-        games_in_progress: app.registry.games_in_progress()?,
+    let games_in_progress = app
+        .registry
+        .games_in_progress()
+        .inspect_err(|why| log::warn!("cannot count the games in progress: {why}"))
+        .ok();
+    Gauges {
+        games_in_progress,
         queue_length,
         analysis_queue_length,
         visitors: app.registry.visitors_in_memory(),
         max_visitors: app.registry.max_visitors(),
         engines,
         engines_busy,
-    })
+    }
+}
+
+/// The gauges, read off the async threads (the count waits for the database).
+async fn read_gauges(app: App) -> Result<Gauges, Refusal> {
+    blocking(move || Ok(gauges(&app))).await
 }
 
 async fn health(State(app): State<App>) -> Response {
-    match blocking(move || gauges(&app).map_err(Refusal::Internal)).await {
-        Ok(gauges) if gauges.engines > 0 => (StatusCode::OK, "ok\n").into_response(),
-        Ok(_) => (StatusCode::SERVICE_UNAVAILABLE, "no engine running\n").into_response(),
-        Err(why) => refusal(why),
-    }
+    let unhealthy = match read_gauges(app).await {
+        Ok(gauges) if gauges.engines == 0 => "no engine running\n",
+        Ok(gauges) if gauges.games_in_progress.is_none() => "the database does not answer\n",
+        Ok(_) => return (StatusCode::OK, "ok\n").into_response(),
+        Err(why) => {
+            log::error!("{why:?}");
+            "the server failed\n"
+        }
+    };
+    (StatusCode::SERVICE_UNAVAILABLE, unhealthy).into_response()
 }
 
 async fn metrics(State(app): State<App>) -> Response {
     let metrics = Arc::clone(&app.metrics);
-    match blocking(move || gauges(&app).map_err(Refusal::Internal)).await {
+    match read_gauges(app).await {
         Ok(gauges) => (
             [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
             metrics.render(&gauges),

@@ -92,8 +92,8 @@ pub struct Metrics {
 
 /// What is read when `/metrics` is asked for.
 pub struct Gauges {
-    /// Unfinished games in the database.
-    pub games_in_progress: u64,
+    /// Unfinished games in the database, unless the database failed.
+    pub games_in_progress: Option<u64>,
     /// Searches for moves waiting for an engine.
     pub queue_length: usize,
     /// Analyses waiting for an engine.
@@ -125,7 +125,10 @@ impl Metrics {
                 "agon_games_in_progress",
                 "gauge",
                 "Unfinished games stored.",
-                gauges.games_in_progress.to_string(),
+                // Prometheus's value for a sample that could not be taken.
+                gauges
+                    .games_in_progress
+                    .map_or_else(|| "NaN".into(), |games| games.to_string()),
             ),
             (
                 "agon_queue_length",
@@ -235,19 +238,24 @@ mod tests {
         metrics.move_latency.observe(Duration::from_millis(300));
         metrics.move_latency.observe(Duration::from_secs(1000));
         metrics.error(ErrorKind::QueueFull);
-        let text = metrics.render(&Gauges {
-            games_in_progress: 2,
+        let mut gauges = Gauges {
+            games_in_progress: Some(2),
             queue_length: 1,
             analysis_queue_length: 0,
             visitors: 3,
             max_visitors: 10,
             engines: 2,
             engines_busy: 1,
-        });
+        };
+        let text = metrics.render(&gauges);
         assert!(text.contains("agon_move_latency_seconds_bucket{le=\"0.005\"} 1\n"));
         assert!(text.contains("agon_move_latency_seconds_bucket{le=\"0.5\"} 2\n"));
         assert!(text.contains("agon_move_latency_seconds_bucket{le=\"+Inf\"} 3\n"));
         assert!(text.contains("agon_errors_total{kind=\"queue_full\"} 1\n"));
         assert!(text.contains("agon_games_in_progress 2\n"));
+        gauges.games_in_progress = None;
+        let text = metrics.render(&gauges);
+        assert!(text.contains("agon_games_in_progress NaN\n"));
+        assert!(text.contains("agon_engines 2\n"));
     }
 }
