@@ -1060,6 +1060,8 @@ fn one_address_holds_at_most_its_share_of_open_pages() {
     assert_eq!(status, "HTTP/1.1 200");
     let (_second, status) = open();
     assert_eq!(status, "HTTP/1.1 200");
+    let errors = |kind: &str| metric(&address, &format!("agon_errors_total{{kind=\"{kind}\"}}"));
+    let (refused_before, limited_before) = (errors("refused"), errors("rate_limited"));
     // A third page of the same address, with a cookie of its own, waits.
     let refused = raw(
         &address,
@@ -1080,6 +1082,8 @@ fn one_address_holds_at_most_its_share_of_open_pages() {
         "{}",
         refused.headers
     );
+    assert_eq!(errors("rate_limited"), limited_before + 1.0, "counted once");
+    assert_eq!(errors("refused"), refused_before, "counted once");
     // Other requests of that address still pass.
     assert_eq!(state(&address, &new_visitor(&address), None).status, 200);
     // A page closed gives its slot back.

@@ -215,6 +215,9 @@ async fn frontline(State(app): State<App>, mut request: Request, next: Next) -> 
     let status = response.status();
     if status.is_server_error() && status != StatusCode::SERVICE_UNAVAILABLE {
         app.metrics.error(ErrorKind::Internal);
+    } else if status == StatusCode::TOO_MANY_REQUESTS {
+        // Past the address's share of open pages (past its share of requests is counted above).
+        app.metrics.error(ErrorKind::RateLimited);
     } else if status.is_client_error() {
         app.metrics.error(ErrorKind::Refused);
     }
@@ -270,7 +273,6 @@ async fn events(
         Some(Extension(ClientAddress(address))) => match app.streams.open(address) {
             Some(slot) => Some(slot),
             None => {
-                app.metrics.error(ErrorKind::RateLimited);
                 let limit = app.streams.per_address();
                 let mut response = refuse(
                     StatusCode::TOO_MANY_REQUESTS,
