@@ -528,11 +528,18 @@ fn hostile_requests_are_refused_and_change_no_game() {
         ),
         (json!({ "cmd": "no_such_command" }), 400),
         (json!({ "cmd": "resign", "game": "not-an-id" }), 404),
+        (json!({ "cmd": "resign", "game": 5 }), 400),
     ];
     for (body, status) in &refused_commands {
         let answer = command(&address, &owner, body);
         assert_eq!(answer.status, *status, "{body}: {}", answer.body);
     }
+    let mistyped = command(
+        &address,
+        &owner,
+        &json!({ "cmd": "resign", "game": [game] }),
+    );
+    assert_eq!(mistyped.json()["code"], "bad-request", "{}", mistyped.body);
     // Another visitor acting on the owner's game id.
     for body in [
         json!({ "cmd": "resign", "game": game }),

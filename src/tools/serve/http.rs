@@ -340,7 +340,15 @@ async fn command(State(app): State<App>, headers: HeaderMap, body: String) -> Re
     let game = match value.get("game") {
         None | Some(Value::Null) => None,
         Some(Value::String(id)) if is_id(id) => Some(id.clone()),
-        Some(_) => return refusal(Refusal::NotFound),
+        // Not an id this server makes: no game of the visitor's.
+        Some(Value::String(_)) => return refusal(Refusal::NotFound),
+        Some(_) => {
+            let why = "\"game\" is a game id, a string";
+            return refuse(
+                StatusCode::BAD_REQUEST,
+                &Problem::new(Code::BadRequest, format!("bad command: {why}")).with("detail", why),
+            );
+        }
     };
     let command: Command = match serde_json::from_value(value) {
         Ok(command) => command,
