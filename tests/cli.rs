@@ -48,6 +48,9 @@ fn depths_and_counts_out_of_range_are_refused() {
     assert_refused(&["analyze", "--multipv", "0"], "--multipv");
     assert_refused(&["analyze", "--multipv", "257"], "--multipv");
     assert_refused(&["analyze", "--jobs", "0"], "--jobs");
+    for option in ["--keep-finished-days", "--keep-unfinished-days"] {
+        assert_refused(&["serve", option, "0"], option);
+    }
     assert_refused(&["datagen", "--output", "d.bin", "--hash", "0"], "--hash");
     assert_refused(&["datagen", "--output", "d.bin", "--margin", "-1"], "-1");
     assert_refused(

@@ -66,10 +66,11 @@ pub struct ServeSettings {
     #[arg(long = "origin")]
     pub origins: Vec<String>,
     /// Finished games are deleted after this many days without a change.
-    #[arg(long, default_value_t = 30)]
+    #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..))]
     pub keep_finished_days: u64,
-    /// Unfinished games are deleted after this many days without a change.
-    #[arg(long, default_value_t = 90)]
+    /// Unfinished games are deleted after this many days without a change
+    /// (not those of visitors in memory, who may be playing them).
+    #[arg(long, default_value_t = 90, value_parser = clap::value_parser!(u64).range(1..))]
     pub keep_unfinished_days: u64,
 }
 

@@ -291,14 +291,41 @@ impl Store {
     }
 
     /// Deletes finished games unchanged since `finished_before` and
-    /// unfinished ones unchanged since `abandoned_before`; returns how many.
-    pub fn prune(&mut self, finished_before: i64, abandoned_before: i64) -> Result<usize, String> {
-        self.connection
+    /// unfinished ones unchanged since `abandoned_before`, but those of the
+    /// visitors `in_play` names; returns how many.
+    pub fn prune(
+        &mut self,
+        finished_before: i64,
+        abandoned_before: i64,
+        in_play: impl Fn(&str) -> bool,
+    ) -> Result<usize, String> {
+        let transaction = self.connection.transaction().map_err(|e| e.to_string())?;
+        let mut deleted = transaction
             .execute(
-                "DELETE FROM games WHERE (termination IS NOT NULL AND updated < ?1) OR updated < ?2",
-                params![finished_before, abandoned_before],
+                "DELETE FROM games WHERE termination IS NOT NULL AND updated < ?1",
+                params![finished_before],
             )
-            .map_err(|e| e.to_string())
+            .map_err(|e| e.to_string())?;
+        let abandoned: Vec<(String, String)> = {
+            let mut statement = transaction
+                .prepare("SELECT id, visitor FROM games WHERE termination IS NULL AND updated < ?1")
+                .map_err(|e| e.to_string())?;
+            statement
+                .query_map(params![abandoned_before], |row| {
+                    Ok((row.get(0)?, row.get(1)?))
+                })
+                .and_then(Iterator::collect)
+                .map_err(|e| e.to_string())?
+        };
+        for (game, visitor) in abandoned {
+            if !in_play(&visitor) {
+                deleted += transaction
+                    .execute("DELETE FROM games WHERE id = ?1", params![game])
+                    .map_err(|e| e.to_string())?;
+            }
+        }
+        transaction.commit().map_err(|e| e.to_string())?;
+        Ok(deleted)
     }
 }
 
@@ -383,5 +410,47 @@ mod tests {
         assert_eq!(read.ending.unwrap().termination, "resignation");
         assert_eq!(store.count_unfinished().unwrap(), 0);
         assert_eq!(store.games_of("v", 10).unwrap().len(), 1);
+    }
+
+    #[test]
+    fn pruning_deletes_by_age_and_spares_the_games_in_play() {
+        let dir = crate::tools::scratch_dir("store-prune");
+        let mut store = Store::open(&dir.path().join("games.sqlite")).unwrap();
+        let day = 86_400;
+        let now = now();
+        let over = Ending {
+            winner: None,
+            termination: "normal".into(),
+            reason: "a draw".into(),
+        };
+        let aged = |id: &str, visitor: &str, days: i64, ending: Option<&Ending>| StoredGame {
+            visitor: visitor.into(),
+            ending: ending.cloned(),
+            updated: now - days * day,
+            ..game(id, &["a1b1"])
+        };
+        for stored in [
+            aged("finished-long-ago", "a", 40, Some(&over)),
+            aged("finished-lately", "a", 10, Some(&over)),
+            aged("abandoned", "a", 100, None),
+            aged("in-play", "b", 100, None),
+            aged("paused", "a", 40, None),
+        ] {
+            store.create(&stored).unwrap();
+        }
+        let pruned = store.prune(now - 30 * day, now - 90 * day, |visitor| visitor == "b");
+        assert_eq!(pruned, Ok(2));
+        let kept: Vec<&str> = [
+            "finished-long-ago",
+            "finished-lately",
+            "abandoned",
+            "in-play",
+            "paused",
+        ]
+        .into_iter()
+        .filter(|id| store.game(id).unwrap().is_some())
+        .collect();
+        assert_eq!(kept, ["finished-lately", "in-play", "paused"]);
+        assert_eq!(store.count_unfinished(), Ok(2));
     }
 }

@@ -17,7 +17,7 @@ use crate::tools::gui::session::{
     read_colour, read_start,
 };
 use serde_json::{Value, json};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
@@ -591,7 +591,8 @@ impl Registry {
         lock(&self.store).count_unfinished()
     }
 
-    /// Deletes what the pruning rule says is old; returns how many games.
+    /// Deletes what the pruning rule says is old, but the unfinished games
+    /// of visitors in memory, who may be playing them; returns how many games.
     pub fn prune(&self, finished_days: u64, abandoned_days: u64) -> Result<usize, String> {
         let day = 86_400_i64;
         let days = |d: u64| {
@@ -600,9 +601,14 @@ impl Registry {
                 .saturating_mul(day)
         };
         let now = now();
-        lock(&self.store).prune(
+        // With the database locked no visitor is read into memory meanwhile
+        // (`visitor` holds it until theirs are in): those in memory now are all.
+        let mut store = lock(&self.store);
+        let in_memory: HashSet<String> = lock(&self.visitors).keys().cloned().collect();
+        store.prune(
             now.saturating_sub(days(finished_days)),
             now.saturating_sub(days(abandoned_days)),
+            |visitor| in_memory.contains(visitor),
         )
     }
 
@@ -614,10 +620,12 @@ impl Registry {
         if let Some(visitor) = lock(&self.visitors).get(id) {
             return Ok(Arc::clone(visitor));
         }
-        let games = lock(&self.store)
-            .games_of(id, LISTED)
-            .map_err(Refusal::Internal)?;
+        // The database stays locked until the visitor is in memory, so that
+        // no prune deletes the games read here in between.
+        let store = lock(&self.store);
+        let games = store.games_of(id, LISTED).map_err(Refusal::Internal)?;
         let mut visitors = lock(&self.visitors);
+        drop(store);
         if !visitors.contains_key(id)
             && visitors.len() >= self.max_visitors
             && !evict_one(&mut visitors)
@@ -1306,6 +1314,25 @@ impl Outcome for Registry {
 mod tests {
     use super::*;
     use crate::rules::start_position;
+
+    #[test]
+    fn pruning_spares_the_games_of_visitors_in_memory() {
+        let dir = crate::tools::scratch_dir("registry-prune");
+        let mut store = Store::open(&dir.path().join("games.sqlite")).unwrap();
+        let long_ago = now() - 7 * 86_400;
+        for visitor in ["playing", "gone"] {
+            let mut game = LiveGame::new(visitor, 0, Color::White, start_position()).stored_form();
+            game.moves.push("f1f2".into());
+            game.updated = long_ago;
+            store.create(&game).unwrap();
+        }
+        let registry = Registry::new(store, 10, Arc::new(Metrics::default()));
+        registry.visitor("playing", false).unwrap();
+        assert_eq!(registry.prune(1, 1), Ok(1));
+        let store = lock(&registry.store);
+        assert_eq!(store.games_of("playing", LISTED).unwrap().len(), 1);
+        assert_eq!(store.games_of("gone", LISTED).unwrap(), []);
+    }
 
     /// After a takeback and another move, the game waits for the new
     /// search at the same ply, not for the one it made before.
