@@ -1186,3 +1186,52 @@ fn games_in_progress_are_counted_however_many_games_follow() {
     assert_eq!(fourth.status, 409, "{}", fourth.body);
     assert_eq!(fourth.json()["code"], "too-many-games");
 }
+
+/// Another writer holding the database while the engine's reply is stored
+/// holds the game up only as long as it holds the lock: the reply is
+/// searched again and stored once the lock is gone, no ply lost or
+/// doubled, and the game goes on.
+#[test]
+fn an_engine_move_that_cannot_be_stored_is_searched_again() {
+    let dir = scratch_dir("serve-locked");
+    let db = dir.join("games.sqlite");
+    let (_server, address) = start_server(&db, &[]);
+    let visitor = new_visitor(&address);
+    // Full strength searches a whole second: time to take the lock before its reply.
+    let (game, mv) = first_move(&address, &visitor, 4);
+    let mut writer = rusqlite::Connection::open(&db).unwrap();
+    writer.busy_timeout(PATIENCE).unwrap();
+    let lock = writer
+        .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+        .unwrap();
+    // Longer than the server waits for a lock (5 s): storing the reply fails.
+    std::thread::sleep(Duration::from_secs(7));
+    let locked = state(&address, &visitor, Some(&game)).json();
+    assert_eq!(moves_of(&locked), [mv]);
+    assert_eq!(locked["thinking"], "opponent", "{locked}");
+    drop(lock);
+    let replied = wait_for_turn(&address, &visitor, &game);
+    assert_eq!(moves_of(&replied).len(), 2, "{replied}");
+    assert!(
+        metric(&address, "agon_errors_total{kind=\"internal\"}") >= 1.0,
+        "storing the reply failed while the database was locked"
+    );
+    let next = replied["legal"][0].as_str().unwrap().to_string();
+    let moved = command(
+        &address,
+        &visitor,
+        &json!({ "cmd": "move", "mv": next, "game": game }),
+    );
+    assert_eq!(moved.status, 200, "{}", moved.body);
+    let after = moves_of(&wait_for_turn(&address, &visitor, &game));
+    assert_eq!(after.len(), 4, "{after:?}");
+    let mut statement = writer
+        .prepare("SELECT mv FROM moves WHERE game = ?1 ORDER BY ply")
+        .unwrap();
+    let stored: Vec<String> = statement
+        .query_map([&game], |row| row.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(stored, after);
+}

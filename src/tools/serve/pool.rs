@@ -372,7 +372,8 @@ impl Pool {
     }
 
     /// Queues a search whatever the queue holds (searches resumed at
-    /// start-up); returns how many searches will be taken before it.
+    /// start-up or run again); returns how many searches will be taken
+    /// before it.
     pub fn resume(&self, job: Job) -> usize {
         let game = job.game.clone();
         let mut queue = lock(&self.shared.queue);

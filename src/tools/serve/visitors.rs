@@ -567,8 +567,7 @@ impl Registry {
             };
             let game = &mut visitor.games[index];
             if game.engine_to_move() && !game.waiting {
-                game.waiting = true;
-                game.queue_position = Some(self.pool().resume(game.job()));
+                self.search_engine_move(game);
                 resumed += 1;
             }
         }
@@ -983,8 +982,7 @@ impl Registry {
                 .create(&game.stored_form())
                 .map_err(Refusal::Internal)?;
             game.stored = true;
-            game.waiting = true;
-            game.queue_position = Some(self.pool().resume(game.job()));
+            self.search_engine_move(&mut game);
         }
         // A fresh game nobody has moved in is replaced rather than kept.
         v.games.retain(|g| g.stored);
@@ -1069,6 +1067,26 @@ impl Registry {
         game.waiting = false;
         game.queue_position = None;
         Ok(())
+    }
+
+    /// Queues the search for the engine's move; the game waits for it.
+    fn search_engine_move(&self, game: &mut LiveGame) {
+        game.waiting = true;
+        game.queue_position = Some(self.pool().resume(game.job()));
+    }
+
+    /// Ends the game after a search that brought no move to play (an
+    /// illegal one, or engines failing). When that end cannot be stored the
+    /// search runs again, so that the game never waits for nothing.
+    fn end_or_search_again(&self, game: &mut LiveGame, finish: Finish) {
+        if let Err(why) = self.end(game, finish) {
+            log::error!(
+                "game {}: cannot store its end, searched again: {why:?}",
+                game.id
+            );
+            self.metrics.error(ErrorKind::Internal);
+            self.search_engine_move(game);
+        }
     }
 
     /// Ends the game for a reason other than the board, stored first.
@@ -1266,17 +1284,20 @@ impl Outcome for Registry {
                         "illegal move",
                         format!("{} wins: the engine played an {error}", human.name()),
                     );
-                    if let Err(why) = registry.end(game, finish) {
-                        log::error!("game {}: cannot store its end: {why:?}", job.game);
-                    }
+                    registry.end_or_search_again(game, finish);
                     return;
                 }
             };
             let stored = lock(&registry.store).append(&game.id, job.ply, mv, ending.as_ref());
             if let Err(error) = stored {
-                // The search is run again at the next start, which finds the game waiting.
-                log::error!("game {}: cannot store the engine's move: {error}", job.game);
+                // Nothing of it was stored: searched again, the game waits
+                // for a move at the same ply, the database busy or back by then.
+                log::error!(
+                    "game {}: cannot store the engine's move, searched again: {error}",
+                    job.game
+                );
                 registry.metrics.error(ErrorKind::Internal);
+                registry.search_engine_move(game);
                 return;
             }
             game.push(mv);
@@ -1303,9 +1324,7 @@ impl Outcome for Registry {
         self.with_waiting_game(job, |registry, game| {
             let human = game.human;
             let finish = win_for(human, "crash", format!("{} wins: {why}", human.name()));
-            if let Err(error) = registry.end(game, finish) {
-                log::error!("game {}: cannot store its end: {error:?}", job.game);
-            }
+            registry.end_or_search_again(game, finish);
         });
     }
 }
