@@ -1235,3 +1235,54 @@ fn an_engine_move_that_cannot_be_stored_is_searched_again() {
         .collect();
     assert_eq!(stored, after);
 }
+
+/// A start reads into memory only the visitors whose games wait for the
+/// engine's move, however many games were left unfinished with the
+/// visitor to move; those visitors get their games back when they return.
+#[test]
+fn a_start_reads_only_the_visitors_owed_an_engine_move() {
+    let dir = scratch_dir("serve-start");
+    let db = dir.join("games.sqlite");
+    // A first start makes the database.
+    drop(start_server(&db, &[]));
+    let connection = rusqlite::Connection::open(&db).unwrap();
+    let id = |n: usize| format!("{n:032x}");
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    // No move yet: the engine is to move where the visitor plays Black.
+    let store = |n: usize, human: &str| {
+        connection
+            .execute(
+                "INSERT INTO games (id, visitor, level, human, start_fen, created, updated) \
+                 VALUES (?1, ?2, 0, ?3, ?4, ?5, ?5)",
+                rusqlite::params![
+                    id(1000 + n),
+                    id(n),
+                    human,
+                    agon::rules::START_FEN,
+                    i64::try_from(now).unwrap()
+                ],
+            )
+            .unwrap();
+    };
+    let owed = [0, 1];
+    for n in owed {
+        store(n, "black");
+    }
+    for n in 2..22 {
+        store(n, "white");
+    }
+    let (_server, address) = start_server(&db, &["--max-visitors", "5"]);
+    assert_eq!(metric(&address, "agon_visitors_in_memory"), 2.0);
+    for n in owed {
+        let cookie = format!("agon_visitor={}", id(n));
+        let replied = wait_for_turn(&address, &cookie, &id(1000 + n));
+        assert_eq!(moves_of(&replied).len(), 1, "{replied}");
+    }
+    let cookie = format!("agon_visitor={}", id(21));
+    let back = state(&address, &cookie, Some(&id(1021)));
+    assert_eq!(back.status, 200, "{}", back.body);
+    assert_eq!(back.json()["human"], "white", "{}", back.body);
+}

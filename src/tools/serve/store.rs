@@ -65,6 +65,21 @@ pub struct StoredGame {
     pub updated: i64,
 }
 
+/// An unfinished game as a start-up lists them: whose turn it is, not its moves.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unfinished {
+    /// The game's id.
+    pub id: String,
+    /// The visitor's id.
+    pub visitor: String,
+    /// `white` or `black`: the visitor's colour.
+    pub human: String,
+    /// Where the game started.
+    pub start_fen: String,
+    /// Moves played.
+    pub plies: usize,
+}
+
 /// The database.
 pub struct Store {
     connection: Connection,
@@ -216,21 +231,29 @@ impl Store {
             .collect()
     }
 
-    /// The unfinished games, oldest change first (to search again after a restart).
-    pub fn unfinished(&self) -> Result<Vec<StoredGame>, String> {
-        let ids: Vec<String> = {
-            let mut statement = self
-                .connection
-                .prepare("SELECT id FROM games WHERE termination IS NULL ORDER BY updated")
-                .map_err(|e| e.to_string())?;
-            statement
-                .query_map([], |row| row.get(0))
-                .and_then(Iterator::collect)
-                .map_err(|e| e.to_string())?
-        };
-        ids.iter()
-            .filter_map(|id| self.game(id).transpose())
-            .collect()
+    /// The unfinished games, oldest change first (to search again after a
+    /// restart the engine's moves due).
+    pub fn unfinished(&self) -> Result<Vec<Unfinished>, String> {
+        let mut statement = self
+            .connection
+            .prepare(
+                "SELECT id, visitor, human, start_fen, \
+                   (SELECT count(*) FROM moves WHERE moves.game = games.id) \
+                 FROM games WHERE termination IS NULL ORDER BY updated",
+            )
+            .map_err(|e| e.to_string())?;
+        statement
+            .query_map([], |row| {
+                Ok(Unfinished {
+                    id: row.get(0)?,
+                    visitor: row.get(1)?,
+                    human: row.get(2)?,
+                    start_fen: row.get(3)?,
+                    plies: index_of(row.get(4)?),
+                })
+            })
+            .and_then(Iterator::collect)
+            .map_err(|e| e.to_string())
     }
 
     /// One game by id.
@@ -452,5 +475,15 @@ mod tests {
         .collect();
         assert_eq!(kept, ["finished-lately", "in-play", "paused"]);
         assert_eq!(store.count_unfinished(), Ok(2));
+        let unfinished: Vec<(String, usize)> = store
+            .unfinished()
+            .unwrap()
+            .into_iter()
+            .map(|game| (game.id, game.plies))
+            .collect();
+        assert_eq!(
+            unfinished,
+            [("in-play".to_string(), 1), ("paused".to_string(), 1)]
+        );
     }
 }

@@ -5,7 +5,7 @@
 
 use super::metrics::{ErrorKind, Metrics};
 use super::pool::{Job, Outcome, Pool, Purpose};
-use super::store::{Ending, Store, StoredGame, now};
+use super::store::{Ending, Store, StoredGame, Unfinished, now};
 use super::view::{Shown, Surroundings};
 use crate::rules::game::position_result;
 use crate::rules::{Color, GameResult, Position, parse_fen, start_position, to_fen};
@@ -122,6 +122,32 @@ fn colour_name(colour: Color) -> String {
     colour.name().to_lowercase()
 }
 
+/// The colour a stored game names (`white` or `black`).
+fn colour_named(name: &str) -> Color {
+    if name == "black" {
+        Color::Black
+    } else {
+        Color::White
+    }
+}
+
+/// Where a stored game started.
+fn start_of(fen: &str) -> Position {
+    parse_fen(fen).unwrap_or_else(|_| start_position())
+}
+
+/// Whether the engine is to move in an unfinished game, told without
+/// replaying it: turns alternate, none is ever passed.
+fn engine_owes_a_move(game: &Unfinished) -> bool {
+    let first = start_of(&game.start_fen).side_to_move();
+    let to_move = if game.plies.is_multiple_of(2) {
+        first
+    } else {
+        !first
+    };
+    to_move != colour_named(&game.human)
+}
+
 fn ending_of(finish: &Finish) -> Ending {
     Ending {
         winner: finish.winner.map(colour_name),
@@ -165,12 +191,8 @@ impl LiveGame {
     }
 
     fn loaded(stored: StoredGame) -> LiveGame {
-        let human = if stored.human == "black" {
-            Color::Black
-        } else {
-            Color::White
-        };
-        let start = parse_fen(&stored.start_fen).unwrap_or_else(|_| start_position());
+        let human = colour_named(&stored.human);
+        let start = start_of(&stored.start_fen);
         let mut record = Record::new(start, names(human, stored.level));
         for mv in &stored.moves {
             record.play_at(record.line_len(), ply(mv));
@@ -545,25 +567,24 @@ impl Registry {
     }
 
     /// Gives the registry its engine pool, then queues again every engine
-    /// move that was not played when the server last stopped.
+    /// move that was not played when the server last stopped. Only the
+    /// visitors of those games are read into memory now; the others'
+    /// games, the visitor to move, are read when their visitor comes back.
     pub fn attach(&self, pool: Pool) -> Result<usize, String> {
         if self.pool.set(pool).is_err() {
             return Err("the engine pool is already attached".into());
         }
         let unfinished = lock(&self.store).unfinished()?;
         let mut resumed = 0;
-        for stored in unfinished {
+        for owed in unfinished.iter().filter(|game| engine_owes_a_move(game)) {
             // Past the cap if it must: a game waiting for the engine keeps its visitor.
             let visitor = self
-                .visitor(&stored.visitor, true)
+                .visitor(&owed.visitor, true)
                 .map_err(|why| format!("{why:?}"))?;
             let mut visitor = lock(&visitor);
-            let index = match visitor.index_of(&stored.id) {
-                Some(index) => index,
-                None => {
-                    visitor.games.push(LiveGame::loaded(stored));
-                    visitor.games.len() - 1
-                }
+            // A visitor is read with every unfinished game of theirs.
+            let Some(index) = visitor.index_of(&owed.id) else {
+                continue;
             };
             let game = &mut visitor.games[index];
             if game.engine_to_move() && !game.waiting {
