@@ -37,6 +37,9 @@ const LISTED: usize = 10;
 /// A visitor with no page open and nothing searched is dropped from memory
 /// (not from the database) after this long.
 const IDLE: Duration = Duration::from_secs(600);
+/// When memory is full, one visitor in this many of `--max-visitors` is
+/// dropped at once: one look at them all makes room for that many newcomers.
+const EVICTED_SHARE: usize = 64;
 /// Nodes of one analysis search: the server's budget, whatever a request says.
 pub const ANALYSIS_NODES: u64 = 200_000;
 /// The most engine lines an analysis shows.
@@ -407,6 +410,23 @@ struct Visitor {
 }
 
 impl Visitor {
+    /// A visitor read into memory with their stored games, their state
+    /// ready for their pages.
+    fn new(id: &str, games: Vec<StoredGame>) -> Visitor {
+        let mut visitor = Visitor {
+            id: id.to_string(),
+            games: games.into_iter().map(LiveGame::loaded).collect(),
+            current: 0,
+            board: None,
+            lines: 1,
+            version: 0,
+            state: watch::Sender::new(Published::default()),
+            touched: Instant::now(),
+        };
+        visitor.publish();
+        visitor
+    }
+
     fn index_of(&self, game: &str) -> Option<usize> {
         self.games.iter().position(|g| g.id == game)
     }
@@ -537,20 +557,35 @@ pub struct Registry {
     metrics: Arc<Metrics>,
 }
 
-/// Whether a visitor in memory may be dropped now: nothing holds it but
-/// the registry (no request under way) and it is not busy.
-fn evictable(visitor: &Arc<Mutex<Visitor>>) -> bool {
-    Arc::strong_count(visitor) == 1 && visitor.try_lock().is_ok_and(|v| !v.busy())
+/// When a visitor in memory was last active, if it may be dropped now:
+/// nothing holds it but the registry (no request under way) and it is not busy.
+fn idle_since(visitor: &Arc<Mutex<Visitor>>) -> Option<Instant> {
+    if Arc::strong_count(visitor) > 1 {
+        return None;
+    }
+    let visitor = visitor.try_lock().ok()?;
+    (!visitor.busy()).then_some(visitor.touched)
 }
 
-/// Drops the least recently active visitor that may be dropped; false if none may.
-fn evict_one(visitors: &mut HashMap<String, Arc<Mutex<Visitor>>>) -> bool {
-    let oldest = visitors
+/// Drops the `count` least recently active visitors that may be dropped,
+/// or as many as may; false if none may.
+fn evict(visitors: &mut HashMap<String, Arc<Mutex<Visitor>>>, count: usize) -> bool {
+    let mut idle: Vec<(Instant, &String)> = visitors
         .iter()
-        .filter(|(_, visitor)| evictable(visitor))
-        .filter_map(|(id, visitor)| Some((visitor.try_lock().ok()?.touched, id.clone())))
-        .min();
-    oldest.and_then(|(_, id)| visitors.remove(&id)).is_some()
+        .filter_map(|(id, visitor)| Some((idle_since(visitor)?, id)))
+        .collect();
+    if idle.is_empty() {
+        return false;
+    }
+    if count < idle.len() {
+        idle.select_nth_unstable(count);
+        idle.truncate(count);
+    }
+    let dropped: Vec<String> = idle.into_iter().map(|(_, id)| id.clone()).collect();
+    for id in dropped {
+        visitors.remove(&id);
+    }
+    true
 }
 
 impl Registry {
@@ -633,9 +668,9 @@ impl Registry {
     }
 
     /// The visitor, read from the database if not in memory. When memory
-    /// holds `max_visitors` already, the least recently active idle one is
-    /// dropped to make room, or (every one busy) the visitor is refused,
-    /// unless `beyond_cap`.
+    /// holds `max_visitors` already, the least recently active idle ones
+    /// are dropped to make room ([`EVICTED_SHARE`]), or (every one busy)
+    /// the visitor is refused, unless `beyond_cap`.
     fn visitor(&self, id: &str, beyond_cap: bool) -> Refused<Arc<Mutex<Visitor>>> {
         if let Some(visitor) = lock(&self.visitors).get(id) {
             return Ok(Arc::clone(visitor));
@@ -648,26 +683,15 @@ impl Registry {
         drop(store);
         if !visitors.contains_key(id)
             && visitors.len() >= self.max_visitors
-            && !evict_one(&mut visitors)
+            && !evict(&mut visitors, self.max_visitors.div_ceil(EVICTED_SHARE))
             && !beyond_cap
         {
             self.metrics.error(ErrorKind::VisitorsFull);
             return Err(Refusal::Full);
         }
-        let visitor = visitors.entry(id.to_string()).or_insert_with(|| {
-            let mut visitor = Visitor {
-                id: id.to_string(),
-                games: games.into_iter().map(LiveGame::loaded).collect(),
-                current: 0,
-                board: None,
-                lines: 1,
-                version: 0,
-                state: watch::Sender::new(Published::default()),
-                touched: Instant::now(),
-            };
-            visitor.publish();
-            Arc::new(Mutex::new(visitor))
-        });
+        let visitor = visitors
+            .entry(id.to_string())
+            .or_insert_with(|| Arc::new(Mutex::new(Visitor::new(id, games))));
         Ok(Arc::clone(visitor))
     }
 
@@ -1153,7 +1177,7 @@ impl Registry {
     /// Drops from memory the visitors idle for [`IDLE`].
     pub fn forget_idle(&self) {
         lock(&self.visitors)
-            .retain(|_, visitor| !evictable(visitor) || lock(visitor).touched.elapsed() < IDLE);
+            .retain(|_, visitor| idle_since(visitor).is_none_or(|since| since.elapsed() < IDLE));
     }
 
     /// Visitors in memory.
@@ -1354,6 +1378,28 @@ impl Outcome for Registry {
 mod tests {
     use super::*;
     use crate::rules::start_position;
+
+    #[test]
+    fn a_full_memory_drops_the_least_recently_active_idle_visitors() {
+        let start = Instant::now();
+        let mut visitors: HashMap<String, Arc<Mutex<Visitor>>> = (0..10)
+            .map(|n| {
+                let mut visitor = Visitor::new(&n.to_string(), Vec::new());
+                visitor.touched = start + Duration::from_secs(n);
+                (visitor.id.clone(), Arc::new(Mutex::new(visitor)))
+            })
+            .collect();
+        // The least recently active has a page open, the next a request under way.
+        let _page = lock(&visitors["0"]).state.subscribe();
+        let _request = Arc::clone(&visitors["1"]);
+        assert!(evict(&mut visitors, 3));
+        let mut left: Vec<&str> = visitors.keys().map(String::as_str).collect();
+        left.sort_unstable();
+        assert_eq!(left, ["0", "1", "5", "6", "7", "8", "9"]);
+        assert!(evict(&mut visitors, 100));
+        assert_eq!(visitors.len(), 2);
+        assert!(!evict(&mut visitors, 1), "every one left is busy");
+    }
 
     #[test]
     fn pruning_spares_the_games_of_visitors_in_memory() {
