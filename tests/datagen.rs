@@ -512,3 +512,37 @@ fn a_second_process_on_the_same_file_is_refused() {
     drop(held);
     datagen(path_text, "1", "1");
 }
+
+/// A file given as `--output` that is not a record file (notes, a network
+/// named by mistake) is refused before anything is cut from it or added,
+/// and stays byte for byte as it was.
+#[test]
+fn an_output_that_is_not_a_record_file_is_refused_and_left_as_it_is() {
+    let dir = scratch_dir("datagen-foreign-output");
+    let notes = dir.join("notes.txt");
+    std::fs::write(&notes, "important notes\n").unwrap();
+    let network = dir.join("copy.nnue");
+    std::fs::copy(
+        concat!(env!("CARGO_MANIFEST_DIR"), "/nets/agon.nnue"),
+        &network,
+    )
+    .unwrap();
+    for path in [notes, network] {
+        let before = std::fs::read(&path).unwrap();
+        let mut args = datagen_args(path.to_str().unwrap(), "1");
+        args.extend(["--positions", "1", "--seconds", "0"]);
+        let run = run_agon(&args);
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert!(!run.status.success(), "{}: {stderr}", path.display());
+        assert!(
+            stderr.starts_with("error: ") && stderr.contains("not a record file"),
+            "{}: {stderr}",
+            path.display()
+        );
+        assert!(
+            std::fs::read(&path).unwrap() == before,
+            "{} was changed",
+            path.display()
+        );
+    }
+}

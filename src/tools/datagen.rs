@@ -96,6 +96,9 @@ pub enum DatagenError {
         /// What is wrong with it.
         error: RecordError,
     },
+    /// The output file exists and is not a record file (the bad record
+    /// inside); it is left as it is.
+    ForeignOutput(Box<DatagenError>),
     /// A position could not be written as a record.
     Encode(RecordError),
     /// The progress lines could not be written.
@@ -125,6 +128,10 @@ impl std::fmt::Display for DatagenError {
                 number,
                 error,
             } => write!(f, "{}: record {number}: {error}", path.display()),
+            DatagenError::ForeignOutput(error) => write!(
+                f,
+                "{error}: the output is not a record file to continue, and is left as it is"
+            ),
             DatagenError::Encode(error) => write!(f, "cannot encode a record: {error}"),
             DatagenError::Progress(error) => write!(f, "cannot write progress: {error}"),
             DatagenError::Interrupted { games, dropped } => write!(
@@ -255,32 +262,52 @@ impl Record {
 
 /// Calls `visit` with every whole record of `path`, its bytes and its
 /// decoding, in file order (a torn last record, left by a run killed
-/// mid-write, is ignored).
+/// mid-write, is ignored if its bytes can start a record).
 ///
 /// # Errors
 ///
 /// The file and the reason when it cannot be read or holds a bad record.
 pub fn for_each_record(
     path: &Path,
+    visit: impl FnMut(&[u8; RECORD_SIZE], Record),
+) -> Result<(), DatagenError> {
+    let file = File::open(path).map_err(DatagenError::file("read", path))?;
+    visit_records(file, path, visit)
+}
+
+/// [`for_each_record`] over `input`, the contents of `path`.
+fn visit_records(
+    input: impl Read,
+    path: &Path,
     mut visit: impl FnMut(&[u8; RECORD_SIZE], Record),
 ) -> Result<(), DatagenError> {
-    let mut input = BufReader::new(File::open(path).map_err(DatagenError::file("read", path))?);
+    let mut input = BufReader::new(input);
+    let bad_record = |number, error| DatagenError::BadRecord {
+        path: path.to_path_buf(),
+        number,
+        error,
+    };
     let mut bytes = [0u8; RECORD_SIZE];
     for number in 1.. {
         let mut filled = 0;
         while filled < RECORD_SIZE {
             match input.read(&mut bytes[filled..]) {
-                Ok(0) => return Ok(()),
+                Ok(0) if filled == 0 => return Ok(()),
+                // A torn last record must be the start of one: the fields it
+                // lacks, read as zeros, are valid in any record, so text or
+                // a network file is not taken for a few bytes of records.
+                Ok(0) => {
+                    bytes[filled..].fill(0);
+                    return Record::decode(&bytes)
+                        .map(|_| ())
+                        .map_err(|error| bad_record(number, error));
+                }
                 Ok(count) => filled += count,
                 Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
                 Err(error) => return Err(DatagenError::file("read", path)(error)),
             }
         }
-        let record = Record::decode(&bytes).map_err(|error| DatagenError::BadRecord {
-            path: path.to_path_buf(),
-            number,
-            error,
-        })?;
+        let record = Record::decode(&bytes).map_err(|error| bad_record(number, error))?;
         visit(&bytes, record);
     }
     Ok(())
@@ -656,7 +683,9 @@ fn result_for(result: GameResult, side: Color) -> u8 {
 }
 
 /// Opens `path` for appending, dropping a torn last record; returns the
-/// file and the number of whole records already in it.
+/// file and the number of whole records already in it. An existing file is
+/// read through first: one that is not a record file (notes, a network
+/// named by mistake) is refused before anything is cut from it or added.
 fn open_output(path: &Path) -> Result<(File, u64), DatagenError> {
     let mut file = OpenOptions::new()
         .create(true)
@@ -665,11 +694,11 @@ fn open_output(path: &Path) -> Result<(File, u64), DatagenError> {
         .truncate(false)
         .open(path)
         .map_err(DatagenError::file("open", path))?;
-    let length = file
-        .metadata()
-        .map_err(DatagenError::file("read", path))?
-        .len();
-    let whole = length / RECORD_SIZE as u64;
+    let mut whole = 0;
+    visit_records(&file, path, |_, _| whole += 1).map_err(|error| match error {
+        DatagenError::BadRecord { .. } => DatagenError::ForeignOutput(Box::new(error)),
+        error => error,
+    })?;
     file.set_len(whole * RECORD_SIZE as u64)
         .and_then(|()| file.seek(SeekFrom::End(0)).map(|_| ()))
         .map_err(DatagenError::file("append to", path))?;
