@@ -288,3 +288,38 @@ fn result_weights_outside_zero_to_one_are_refused_before_any_work() {
     train(&args);
     Network::load(Path::new(output)).unwrap();
 }
+
+/// Training into one of its own record files would replace the records
+/// with a network (or a checkpoint) after the first epoch: an output, or
+/// the checkpoint beside it, that is an input under any name is refused
+/// and the records stay as they were.
+#[test]
+fn an_output_that_is_one_of_the_inputs_is_refused() {
+    let dir = scratch_dir("train-victim");
+    let data = records(&dir);
+    let victim = dir.join("victim.bin");
+    std::fs::copy(&data, &victim).unwrap();
+    let checkpoint_named = dir.join("net.nnue.checkpoint");
+    std::fs::copy(&data, &checkpoint_named).unwrap();
+    let victim_text = victim.to_str().unwrap();
+    let by_another_name = format!("{}/./victim.bin", dir.display());
+    let net = dir.join("net.nnue");
+    for (input, output) in [
+        (victim_text, victim_text),
+        (victim_text, by_another_name.as_str()),
+        (checkpoint_named.to_str().unwrap(), net.to_str().unwrap()),
+    ] {
+        let before = std::fs::read(input).unwrap();
+        let run = run_agon(&train_args(input, output, "1"));
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert!(
+            !run.status.success() && stderr.contains("is one of the record files"),
+            "{input} -> {output}: {stderr}"
+        );
+        assert!(
+            std::fs::read(input).unwrap() == before,
+            "{input} was changed"
+        );
+    }
+    assert!(!net.exists());
+}

@@ -436,6 +436,13 @@ pub enum TrainError {
     /// The output is the network a build embeds, and `--replace-embedded`
     /// was not given.
     EmbeddedOutput(PathBuf),
+    /// The output, or the checkpoint beside it, is one of the record files.
+    OutputIsInput {
+        /// The network or checkpoint file that would be written.
+        output: PathBuf,
+        /// The record file it is, as named among the inputs.
+        input: PathBuf,
+    },
     /// The `--init` network could not be read.
     Init(crate::search::nnue::NetworkError),
     /// `--resume` found no usable checkpoint.
@@ -463,6 +470,13 @@ impl std::fmt::Display for TrainError {
                  the next build; train into another file and copy it there, or pass \
                  --replace-embedded",
                 path.display()
+            ),
+            TrainError::OutputIsInput { output, input } => write!(
+                f,
+                "{} is one of the record files ({}): training would write over the records; \
+                 give --output another name",
+                output.display(),
+                input.display()
             ),
             TrainError::Init(error) => write!(f, "cannot start from --init: {error}"),
             TrainError::Checkpoint { path, reason } => {
@@ -493,6 +507,26 @@ pub fn is_embedded_network(path: &Path) -> bool {
     };
     canonical(Path::new(EMBEDDED_PATH)).is_some_and(|embedded| embedded == resolved)
         || resolved.ends_with(Path::new("nets/agon.nnue"))
+}
+
+/// Whether `a` and `b` name one existing file (through links, `..` or any
+/// other path to it).
+fn same_file(a: &Path, b: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        match (std::fs::metadata(a), std::fs::metadata(b)) {
+            (Ok(a), Ok(b)) => (a.dev(), a.ino()) == (b.dev(), b.ino()),
+            _ => false,
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+            (Ok(a), Ok(b)) => a == b,
+            _ => false,
+        }
+    }
 }
 
 /// Where a run stands after an epoch: everything the next epoch needs.
@@ -807,8 +841,8 @@ fn hand_loss(records: &[Record], settings: &TrainSettings) -> f64 {
 /// # Errors
 ///
 /// Why, when a file cannot be read or written, the files hold no records,
-/// the output is the embedded network, or a resume has no checkpoint fit
-/// for it.
+/// the output is the embedded network or one of the record files, or a
+/// resume has no checkpoint fit for it.
 pub fn run(
     files: &[PathBuf],
     settings: &TrainSettings,
@@ -816,6 +850,14 @@ pub fn run(
 ) -> Result<(), TrainError> {
     if !settings.replace_embedded && is_embedded_network(&settings.output) {
         return Err(TrainError::EmbeddedOutput(settings.output.clone()));
+    }
+    for output in [settings.output.clone(), settings.checkpoint_path()] {
+        if let Some(input) = files.iter().find(|file| same_file(file, &output)) {
+            return Err(TrainError::OutputIsInput {
+                output,
+                input: input.clone(),
+            });
+        }
     }
     // Read before the records, so that a wrong path fails at once.
     let init = settings
