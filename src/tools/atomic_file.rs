@@ -6,27 +6,41 @@ use std::ffi::OsString;
 use std::fs::File;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
-/// Replaces `path` with `contents`: written to `<path>.tmp`, fsynced,
-/// renamed into place, and the directory fsynced so the rename itself
-/// survives a power cut.
+/// Replaces `path` with `contents`: written to a temporary file beside it
+/// (see [`temporary_path`]), fsynced, renamed into place, and the directory
+/// fsynced so the rename itself survives a power cut.
 pub fn write_atomically(path: &Path, contents: &[u8]) -> io::Result<()> {
-    let temporary = temporary_path(path);
-    let written = File::create(&temporary).and_then(|mut file| {
+    replace_through(path, &temporary_path(path), contents)
+}
+
+/// [`write_atomically`] through the temporary file `temporary`, removed
+/// when the write fails.
+fn replace_through(path: &Path, temporary: &Path, contents: &[u8]) -> io::Result<()> {
+    let written = File::create(temporary).and_then(|mut file| {
         file.write_all(contents)?;
         file.sync_all()
     });
-    if let Err(error) = written.and_then(|()| std::fs::rename(&temporary, path)) {
-        let _ = std::fs::remove_file(&temporary);
+    if let Err(error) = written.and_then(|()| std::fs::rename(temporary, path)) {
+        let _ = std::fs::remove_file(temporary);
         return Err(error);
     }
     sync_directory_of(path)
 }
 
-/// The name the contents of `path` are written under before the rename.
+/// The name the contents of `path` are written under before the rename,
+/// `<path>.<process id>-<write number>.tmp`: a name of this process and
+/// call alone, so that two writers of one path (two runs on one output,
+/// two threads) never write into or rename each other's half-written file.
 fn temporary_path(path: &Path) -> PathBuf {
+    static WRITES: AtomicU64 = AtomicU64::new(0);
     let mut name = OsString::from(path.as_os_str());
-    name.push(".tmp");
+    name.push(format!(
+        ".{}-{}.tmp",
+        std::process::id(),
+        WRITES.fetch_add(1, Ordering::Relaxed)
+    ));
     PathBuf::from(name)
 }
 
@@ -62,14 +76,43 @@ mod tests {
         assert_eq!(names, vec![OsString::from("state.json")]);
     }
 
+    /// Two writers of one path at once (two runs on one output) each write
+    /// a temporary file of their own: every write succeeds and the file
+    /// is one writer's contents, whole.
+    #[test]
+    fn writers_of_one_path_at_once_never_share_a_temporary_file() {
+        let dir = crate::tools::scratch_dir("atomic-race");
+        let path = dir.path().join("net.nnue");
+        let contents: Vec<Vec<u8>> = (1..=4u8)
+            .map(|writer| vec![writer; 4096 * usize::from(writer)])
+            .collect();
+        std::thread::scope(|scope| {
+            for bytes in &contents {
+                let path = &path;
+                scope.spawn(move || {
+                    for _ in 0..50 {
+                        write_atomically(path, bytes).unwrap();
+                    }
+                });
+            }
+        });
+        assert!(contents.contains(&std::fs::read(&path).unwrap()));
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, vec![OsString::from("net.nnue")]);
+    }
+
     #[test]
     fn a_failed_write_leaves_the_old_file() {
         let dir = crate::tools::scratch_dir("atomic-fail");
         let path = dir.path().join("net.nnue");
         write_atomically(&path, b"old").unwrap();
         // A directory where the temporary file would go makes the write fail.
-        std::fs::create_dir(temporary_path(&path)).unwrap();
-        assert!(write_atomically(&path, b"new").is_err());
+        let temporary = temporary_path(&path);
+        std::fs::create_dir(&temporary).unwrap();
+        assert!(replace_through(&path, &temporary, b"new").is_err());
         assert_eq!(std::fs::read(&path).unwrap(), b"old");
     }
 }
