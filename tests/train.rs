@@ -323,3 +323,28 @@ fn an_output_that_is_one_of_the_inputs_is_refused() {
     }
     assert!(!net.exists());
 }
+
+/// An output that cannot be written (its directory missing, or a directory
+/// itself) fails before the records are read, not after an epoch.
+#[test]
+fn an_output_that_cannot_be_written_fails_before_the_records_are_read() {
+    let dir = scratch_dir("train-unwritable");
+    let data = records(&dir);
+    let missing = dir.join("missing").join("net.nnue");
+    let directory = dir.join("a-directory");
+    std::fs::create_dir(&directory).unwrap();
+    for output in [&missing, &directory] {
+        let run = run_agon(&train_args(&data, output.to_str().unwrap(), "1"));
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert!(
+            !run.status.success() && stderr.starts_with("error: cannot write"),
+            "{}: {stderr}",
+            output.display()
+        );
+        assert!(
+            !stderr.contains("records"),
+            "{}: read the records: {stderr}",
+            output.display()
+        );
+    }
+}

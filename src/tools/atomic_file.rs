@@ -15,6 +15,21 @@ pub fn write_atomically(path: &Path, contents: &[u8]) -> io::Result<()> {
     replace_through(path, &temporary_path(path), contents)
 }
 
+/// Checks, before any work is done for it, that [`write_atomically`] can
+/// write `path`: it is not a directory, and its directory exists and takes
+/// a new file (the temporary file of a write, created and removed).
+pub fn check_writable(path: &Path) -> io::Result<()> {
+    if path.is_dir() {
+        return Err(io::Error::new(
+            io::ErrorKind::IsADirectory,
+            "it is a directory",
+        ));
+    }
+    let temporary = temporary_path(path);
+    File::create(&temporary)?;
+    std::fs::remove_file(&temporary)
+}
+
 /// [`write_atomically`] through the temporary file `temporary`, removed
 /// when the write fails.
 fn replace_through(path: &Path, temporary: &Path, contents: &[u8]) -> io::Result<()> {

@@ -7,7 +7,7 @@
 //! checkpoint (float weights and optimiser state) are written whole, so a
 //! stopped run resumes where its last epoch ended.
 
-use super::atomic_file::write_atomically;
+use super::atomic_file::{check_writable, write_atomically};
 use super::datagen::{RECORD_SIZE, Record, is_throne_race};
 use super::seeds::part_seed;
 use crate::rules::Position;
@@ -858,6 +858,12 @@ pub fn run(
                 input: input.clone(),
             });
         }
+        // Before the records are read: a missing directory fails at once,
+        // not when the first epoch is written.
+        check_writable(&output).map_err(|error| TrainError::Write {
+            path: output.clone(),
+            error,
+        })?;
     }
     // Read before the records, so that a wrong path fails at once.
     let init = settings
