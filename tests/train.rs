@@ -324,6 +324,27 @@ fn an_output_that_is_one_of_the_inputs_is_refused() {
     assert!(!net.exists());
 }
 
+/// Two runs on one output would write each other's network and checkpoint:
+/// while one holds the output, another is refused before any work.
+#[test]
+fn a_second_run_on_the_same_output_is_refused() {
+    let dir = scratch_dir("train-locked");
+    let data = records(&dir);
+    let output = dir.join("net.nnue");
+    let held = agon::tools::run_lock::RunLock::take(&output).unwrap();
+    let run = run_agon(&train_args(&data, output.to_str().unwrap(), "1"));
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(
+        !run.status.success() && stderr.contains("another process is running on it now"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("records"), "read the records: {stderr}");
+    assert!(!output.exists());
+    drop(held);
+    train(&train_args(&data, output.to_str().unwrap(), "1"));
+    Network::load(&output).unwrap();
+}
+
 /// An output that cannot be written (its directory missing, or a directory
 /// itself) fails before the records are read, not after an epoch.
 #[test]

@@ -9,6 +9,7 @@
 
 use super::atomic_file::{check_writable, write_atomically};
 use super::datagen::{RECORD_SIZE, Record, is_throne_race};
+use super::run_lock::{LockError, RunLock};
 use super::seeds::part_seed;
 use crate::rules::Position;
 use crate::search::nnue::{
@@ -443,6 +444,8 @@ pub enum TrainError {
         /// The record file it is, as named among the inputs.
         input: PathBuf,
     },
+    /// Another process trains into the same output.
+    Locked(LockError),
     /// The `--init` network could not be read.
     Init(crate::search::nnue::NetworkError),
     /// `--resume` found no usable checkpoint.
@@ -478,6 +481,7 @@ impl std::fmt::Display for TrainError {
                 output.display(),
                 input.display()
             ),
+            TrainError::Locked(error) => write!(f, "the output file: {error}"),
             TrainError::Init(error) => write!(f, "cannot start from --init: {error}"),
             TrainError::Checkpoint { path, reason } => {
                 write!(f, "cannot resume from {}: {reason}", path.display())
@@ -841,8 +845,8 @@ fn hand_loss(records: &[Record], settings: &TrainSettings) -> f64 {
 /// # Errors
 ///
 /// Why, when a file cannot be read or written, the files hold no records,
-/// the output is the embedded network or one of the record files, or a
-/// resume has no checkpoint fit for it.
+/// the output is the embedded network or one of the record files, another
+/// process trains into it, or a resume has no checkpoint fit for it.
 pub fn run(
     files: &[PathBuf],
     settings: &TrainSettings,
@@ -865,6 +869,9 @@ pub fn run(
             error,
         })?;
     }
+    // Two runs on one output would write each other's network and
+    // checkpoint.
+    let _run_lock = RunLock::take(&settings.output).map_err(TrainError::Locked)?;
     // Read before the records, so that a wrong path fails at once.
     let init = settings
         .init
