@@ -133,8 +133,9 @@ enum Command {
         /// Seed of the openings and of the choices among near-best moves.
         #[arg(long, default_value_t = 1)]
         seed: u64,
-        /// Uniformly random plies from the start (this or one more).
-        #[arg(long, default_value_t = 6)]
+        /// Uniformly random plies from the start (this or one more; 0 to 100).
+        #[arg(long, default_value_t = 6,
+              value_parser = clap::value_parser!(u32).range(0..=i64::from(agon::tools::datagen::MAX_RANDOM_PLIES)))]
         random_plies: u32,
         /// Searched plies in which any move within --margin of the best may be played.
         #[arg(long, default_value_t = 10)]

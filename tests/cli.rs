@@ -65,6 +65,12 @@ fn depths_and_counts_out_of_range_are_refused() {
         &["datagen", "--output", "d.bin", "--hash", "1000000"],
         "--hash",
     );
+    for plies in ["101", "4000000000"] {
+        assert_refused(
+            &["datagen", "--output", "d.bin", "--random-plies", plies],
+            "0..=100",
+        );
+    }
     assert_refused(&["analyze", "/no/such/positions"], "cannot open");
     assert_refused(&["tune", "/no/such/records"], "/no/such/records");
     assert_refused(

@@ -33,6 +33,13 @@ pub const RECORD_SIZE: usize = 26;
 const MAX_PIECES: usize = 16;
 /// Scores are clamped to this many centi-guards in the records.
 const SCORE_LIMIT: i32 = 30_000;
+/// Most uniformly random plies an opening may have (`--random-plies`):
+/// 99.9% of random games are still going after them, and a longer random
+/// prelude is no longer an opening.
+pub const MAX_RANDOM_PLIES: u32 = 100;
+/// Random openings drawn for a game before the run gives up on finding one
+/// that has not ended (see [`random_opening`]).
+const OPENING_ATTEMPTS: u32 = 1000;
 
 /// A position with what the trainer learns from it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -99,6 +106,13 @@ pub enum DatagenError {
     /// The output file exists and is not a record file (the bad record
     /// inside); it is left as it is.
     ForeignOutput(Box<DatagenError>),
+    /// Every random opening drawn for a game ended the game.
+    NoOpening {
+        /// The random plies asked for.
+        plies: u32,
+        /// The openings drawn.
+        attempts: u32,
+    },
     /// A position could not be written as a record.
     Encode(RecordError),
     /// The progress lines could not be written.
@@ -131,6 +145,11 @@ impl std::fmt::Display for DatagenError {
             DatagenError::ForeignOutput(error) => write!(
                 f,
                 "{error}: the output is not a record file to continue, and is left as it is"
+            ),
+            DatagenError::NoOpening { plies, attempts } => write!(
+                f,
+                "none of {attempts} random openings of {plies} plies left the game going; \
+                 lower --random-plies"
             ),
             DatagenError::Encode(error) => write!(f, "cannot encode a record: {error}"),
             DatagenError::Progress(error) => write!(f, "cannot write progress: {error}"),
@@ -505,10 +524,18 @@ struct Played {
 }
 
 /// A game after `random_plies` (or one more) uniformly random moves that
-/// is still going; openings that end the game are drawn again.
-fn random_opening(settings: &DatagenSettings, rng: &mut StdRng) -> Game {
+/// is still going; openings that end the game are drawn again, up to
+/// [`OPENING_ATTEMPTS`] in all. `None` when `stop` is set (a signal).
+fn random_opening(
+    settings: &DatagenSettings,
+    rng: &mut StdRng,
+    stop: &AtomicBool,
+) -> Result<Option<Game>, DatagenError> {
     let start = start_position();
-    loop {
+    for _ in 0..OPENING_ATTEMPTS {
+        if stop.load(Ordering::SeqCst) {
+            return Ok(None);
+        }
         let mut game = Game::new(start);
         let random_plies = settings.random_plies + rng.random_range(0..=1);
         for _ in 0..random_plies {
@@ -519,9 +546,13 @@ fn random_opening(settings: &DatagenSettings, rng: &mut StdRng) -> Game {
             game.play(moves.as_slice()[rng.random_range(0..moves.len())]);
         }
         if game.result() == GameResult::Ongoing {
-            return game;
+            return Ok(Some(game));
         }
     }
+    Err(DatagenError::NoOpening {
+        plies: settings.random_plies,
+        attempts: OPENING_ATTEMPTS,
+    })
 }
 
 /// The other side of a game against an opponent network.
@@ -538,8 +569,10 @@ fn play_game(
     settings: &DatagenSettings,
     rng: &mut StdRng,
     control: &SearchControl,
-) -> Option<Played> {
-    let mut game = random_opening(settings, rng);
+) -> Result<Option<Played>, DatagenError> {
+    let Some(mut game) = random_opening(settings, rng, &control.stop)? else {
+        return Ok(None);
+    };
     engine.clear();
     if let Some(opponent) = &mut opponent {
         opponent.engine.clear();
@@ -584,7 +617,7 @@ fn play_game(
             lines.push(report.clone());
         });
         if control.stop.load(Ordering::SeqCst) {
-            return None;
+            return Ok(None);
         }
         let Some(best) = outcome.best else {
             break game.result();
@@ -602,7 +635,7 @@ fn play_game(
                 .expect("the table keeps its size");
             let judged = engine.search(&game, &limits, control, |_| {});
             if control.stop.load(Ordering::SeqCst) {
-                return None;
+                return Ok(None);
             }
             Some(judged.score)
         } else {
@@ -641,11 +674,11 @@ fn play_game(
             result: result_for(result, position.side_to_move()),
         })
         .collect();
-    Some(Played {
+    Ok(Some(Played {
         records,
         result,
         learner: opponent.map(|opponent| !opponent.color),
-    })
+    }))
 }
 
 /// Whether a static evaluation should learn `position`'s score: the game
@@ -814,6 +847,11 @@ pub fn run(
         .collect::<Result<Vec<_>, TableTooLarge>>()
         .map_err(|e| DatagenError::Hash(e.to_string()))?;
     let failure: Mutex<Option<DatagenError>> = Mutex::new(None);
+    // A game thread's error: the run's outcome, and the other threads stop.
+    let fail = |error| {
+        *failure.lock().unwrap_or_else(|e| e.into_inner()) = Some(error);
+        failed.store(true, Ordering::SeqCst);
+    };
     std::thread::scope(|scope| {
         for engines in engine_pairs {
             scope.spawn(|| {
@@ -853,15 +891,20 @@ pub fn run(
                             },
                         }
                     });
-                    let Some(played) =
-                        play_game(&mut engine, opponent, settings, &mut rng, &control)
-                    else {
-                        dropped.fetch_add(1, Ordering::Relaxed);
-                        break;
-                    };
+                    let played =
+                        match play_game(&mut engine, opponent, settings, &mut rng, &control) {
+                            Ok(Some(played)) => played,
+                            Ok(None) => {
+                                dropped.fetch_add(1, Ordering::Relaxed);
+                                break;
+                            }
+                            Err(error) => {
+                                fail(error);
+                                break;
+                            }
+                        };
                     if let Err(error) = write_game(&output, path, &played.records) {
-                        *failure.lock().unwrap_or_else(|e| e.into_inner()) = Some(error);
-                        failed.store(true, Ordering::SeqCst);
+                        fail(error);
                         break;
                     }
                     tally.games.fetch_add(1, Ordering::Relaxed);
@@ -1045,6 +1088,55 @@ mod tests {
             let error = Record::decode(&bytes).unwrap_err().to_string();
             assert!(error.contains(reason), "{error}");
         }
+    }
+
+    /// Settings of a run with `random_plies` random plies (the rest as the
+    /// command line's defaults).
+    fn settings_with_random_plies(random_plies: u32) -> DatagenSettings {
+        DatagenSettings {
+            nodes: 5000,
+            threads: 1,
+            games: None,
+            positions: None,
+            time: None,
+            shard: Shard::default(),
+            seed: 1,
+            random_plies,
+            near_best_plies: 10,
+            near_best_margin: 30,
+            max_plies: 400,
+            hash_mib: 8,
+            use_network: false,
+            opponents: Vec::new(),
+            opponent_nodes: 5000,
+        }
+    }
+
+    /// The longest opening the command line takes is found at once; one
+    /// so long that every random game has ended first is given up after a
+    /// bounded number of draws, and a signal stops the search for one.
+    #[test]
+    fn random_openings_are_found_given_up_on_or_stopped() {
+        let mut rng = StdRng::seed_from_u64(5);
+        let going = AtomicBool::new(false);
+        let longest = settings_with_random_plies(MAX_RANDOM_PLIES);
+        let game = random_opening(&longest, &mut rng, &going)
+            .unwrap()
+            .expect("an opening");
+        assert!(game.moves().len() >= MAX_RANDOM_PLIES as usize);
+        assert_eq!(game.result(), GameResult::Ongoing);
+        let endless = settings_with_random_plies(1_000_000);
+        let error = random_opening(&endless, &mut rng, &going).unwrap_err();
+        assert!(
+            error.to_string().contains("lower --random-plies"),
+            "{error}"
+        );
+        let stopped = AtomicBool::new(true);
+        assert!(
+            random_opening(&endless, &mut rng, &stopped)
+                .unwrap()
+                .is_none()
+        );
     }
 
     /// The positions of docs/throne-races.txt are throne races where the
