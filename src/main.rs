@@ -143,7 +143,8 @@ enum Command {
         /// Centi-guards a near-best move may be behind the best (0 to 10000).
         #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(i32).range(0..=10_000))]
         margin: i32,
-        /// Games reaching this many plies are scored drawn.
+        /// Games reaching this many plies are scored drawn (more than
+        /// --random-plies + 1, the longest opening).
         #[arg(long, default_value_t = 400)]
         max_plies: u32,
         /// Transposition table per game thread, MiB (1 to 65536, as the engine's `Hash`).

@@ -546,3 +546,32 @@ fn an_output_that_is_not_a_record_file_is_refused_and_left_as_it_is() {
         );
     }
 }
+
+/// A --max-plies that the random opening reaches ends every game before a
+/// searched position, so nothing would be recorded (a --positions goal
+/// never met, a --games goal met by empty games): it is refused at once.
+#[test]
+fn a_max_plies_within_the_random_opening_is_refused() {
+    let dir = scratch_dir("datagen-max-plies");
+    let data = dir.join("x.bin");
+    let data = data.to_str().unwrap();
+    for bad in [
+        ["--max-plies", "0", "--games", "5"],
+        ["--max-plies", "5", "--positions", "10"],
+        ["--max-plies", "7", "--games", "1"],
+    ] {
+        let mut args = datagen_args(data, "1");
+        args.extend(bad);
+        let run = run_agon(&args);
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert!(!run.status.success(), "{bad:?}: {stderr}");
+        assert!(
+            stderr.starts_with("error: --max-plies") && stderr.contains("more than 7"),
+            "{bad:?}: {stderr}"
+        );
+        assert!(!Path::new(data).exists(), "{bad:?} wrote its file");
+    }
+    let mut args = datagen_args(data, "1");
+    args.extend(["--max-plies", "8", "--games", "1"]);
+    run_datagen(&args);
+}

@@ -81,6 +81,14 @@ impl std::error::Error for RecordError {}
 pub enum DatagenError {
     /// `--threads` or `--nodes` was 0.
     NothingToRun,
+    /// `--max-plies` ends games within their random opening, before any
+    /// searched (and recorded) ply.
+    NoSearchedPly {
+        /// The plies a game may last.
+        max_plies: u32,
+        /// The random plies of an opening (or one more).
+        random_plies: u32,
+    },
     /// The hash tables of `--hash` could not be had.
     Hash(String),
     /// Another process writes the same file.
@@ -130,6 +138,16 @@ impl std::fmt::Display for DatagenError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             DatagenError::NothingToRun => write!(f, "--threads and --nodes must be at least 1"),
+            DatagenError::NoSearchedPly {
+                max_plies,
+                random_plies,
+            } => write!(
+                f,
+                "--max-plies {max_plies} ends games within their opening of {random_plies} \
+                 random plies or one more, before any position is recorded: it must be more \
+                 than {}",
+                u64::from(*random_plies) + 1
+            ),
             DatagenError::Hash(reason) => write!(f, "--hash: {reason}"),
             DatagenError::Locked(e) => write!(f, "the output file: {e}"),
             DatagenError::File {
@@ -769,6 +787,14 @@ pub fn run(
 ) -> Result<(), DatagenError> {
     if settings.threads == 0 || settings.nodes == 0 {
         return Err(DatagenError::NothingToRun);
+    }
+    // Games that end within their opening record nothing: a --positions
+    // goal would never be reached, and --games would count empty games.
+    if u64::from(settings.max_plies) <= u64::from(settings.random_plies) + 1 {
+        return Err(DatagenError::NoSearchedPly {
+            max_plies: settings.max_plies,
+            random_plies: settings.random_plies,
+        });
     }
     let path = settings.shard.file_name(path);
     let path = path.as_path();
