@@ -187,25 +187,30 @@ enum Command {
         /// Passes over the training positions (at least 1).
         #[arg(long, default_value_t = 10, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
         epochs: usize,
-        /// Positions per gradient step.
-        #[arg(long, default_value_t = 16384)]
+        /// Positions per gradient step (at least 1).
+        #[arg(long, default_value_t = 16384, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
         batch: usize,
-        /// Adam's step size in the first epoch.
-        #[arg(long, default_value_t = 0.001)]
+        /// Adam's step size in the first epoch (above 0).
+        #[arg(long, default_value_t = 0.001, allow_negative_numbers = true,
+              value_parser = finite_parser::<f32>("above 0", |rate| rate > 0.0))]
         lr: f32,
-        /// Factor applied to the step size after each epoch.
-        #[arg(long, default_value_t = 0.8)]
+        /// Factor applied to the step size after each epoch (above 0, at most 1).
+        #[arg(long, default_value_t = 0.8, allow_negative_numbers = true,
+              value_parser = finite_parser::<f32>("above 0 and at most 1", |decay| decay > 0.0 && decay <= 1.0))]
         lr_decay: f32,
-        /// Weight of the game results in the targets (the rest: search scores).
-        #[arg(long, default_value_t = 0.3)]
+        /// Weight of the game results in the targets (the rest: search
+        /// scores; 0 to 1).
+        #[arg(long, default_value_t = 0.3, allow_negative_numbers = true, value_parser = weight_parser())]
         result_weight: f32,
         /// Weight of the game results in the targets of throne races against
         /// the side to move (the positions `datagen --stats` counts), whose
         /// search scores may misjudge the race (default: --result-weight).
-        #[arg(long)]
+        #[arg(long, allow_negative_numbers = true, value_parser = weight_parser())]
         throne_race_result_weight: Option<f32>,
-        /// Share of the positions held out for the validation loss.
-        #[arg(long, default_value_t = 0.02)]
+        /// Share of the positions held out for the validation loss (at
+        /// least 0, below 1).
+        #[arg(long, default_value_t = 0.02, allow_negative_numbers = true,
+              value_parser = finite_parser::<f64>("at least 0 and below 1", |share| (0.0..1.0).contains(&share)))]
         validation: f64,
         /// Seed of the initial weights, the split and the order.
         #[arg(long, default_value_t = 1)]
@@ -386,39 +391,26 @@ fn main() -> ExitCode {
             validation,
             seed,
             threads,
-        }) => {
-            let weights_in_range = std::iter::once(result_weight)
-                .chain(throne_race_result_weight)
-                .all(|weight| (0.0..=1.0).contains(&weight));
-            if !weights_in_range || !(0.0..1.0).contains(&validation) {
-                Err(
-                    "--result-weight and --throne-race-result-weight must be within 0..1 \
-                     and --validation within 0..1"
-                        .into(),
-                )
-            } else {
-                agon::tools::train::run(
-                    &files,
-                    &agon::tools::train::TrainSettings {
-                        epochs,
-                        batch_size: batch,
-                        learning_rate: lr,
-                        learning_rate_decay: lr_decay,
-                        result_weight,
-                        throne_race_result_weight,
-                        validation_share: validation,
-                        seed,
-                        threads,
-                        output,
-                        resume,
-                        init,
-                        replace_embedded,
-                    },
-                    &mut io::stdout().lock(),
-                )
-                .map_err(Into::into)
-            }
-        }
+        }) => agon::tools::train::run(
+            &files,
+            &agon::tools::train::TrainSettings {
+                epochs,
+                batch_size: batch,
+                learning_rate: lr,
+                learning_rate_decay: lr_decay,
+                result_weight,
+                throne_race_result_weight,
+                validation_share: validation,
+                seed,
+                threads,
+                output,
+                resume,
+                init,
+                replace_embedded,
+            },
+            &mut io::stdout().lock(),
+        )
+        .map_err(Into::into),
         Some(Command::Gui {
             port,
             no_open,
@@ -512,6 +504,32 @@ impl Evaluation {
     fn uses_network(self) -> bool {
         matches!(self, Evaluation::Network)
     }
+}
+
+/// Command-line parser of a number that is finite (not NaN or infinite)
+/// and `fits`; `range` says which numbers fit, in the refusal.
+fn finite_parser<T>(
+    range: &'static str,
+    fits: fn(T) -> bool,
+) -> impl Fn(&str) -> Result<T, String> + Clone + Send + Sync + 'static
+where
+    T: std::str::FromStr + Into<f64> + Copy + Send + Sync + 'static,
+{
+    move |text| {
+        let value: T = text
+            .parse()
+            .map_err(|_| format!("'{text}' is not a number"))?;
+        if value.into().is_finite() && fits(value) {
+            Ok(value)
+        } else {
+            Err(format!("{text} is not {range}"))
+        }
+    }
+}
+
+/// Command-line parser of a weight of the game results in the targets.
+fn weight_parser() -> impl Fn(&str) -> Result<f32, String> + Clone + Send + Sync + 'static {
+    finite_parser("within 0 and 1", |weight| (0.0..=1.0).contains(&weight))
 }
 
 fn parse_shard(text: &str) -> Result<agon::tools::shard::Shard, String> {

@@ -71,6 +71,27 @@ fn depths_and_counts_out_of_range_are_refused() {
             "0..=100",
         );
     }
+    for (option, value) in [
+        ("--lr", "NaN"),
+        ("--lr", "inf"),
+        ("--lr", "-0.001"),
+        ("--lr", "0"),
+        ("--lr-decay", "NaN"),
+        ("--lr-decay", "inf"),
+        ("--lr-decay", "0"),
+        ("--lr-decay", "1.5"),
+        ("--batch", "0"),
+        ("--result-weight", "inf"),
+        ("--result-weight", "-0.5"),
+        ("--validation", "-0.1"),
+        ("--validation", "1"),
+        ("--validation", "NaN"),
+    ] {
+        assert_refused(
+            &["train", "d.bin", "--output", "n.nnue", option, value],
+            option,
+        );
+    }
     assert_refused(&["analyze", "/no/such/positions"], "cannot open");
     assert_refused(&["tune", "/no/such/records"], "/no/such/records");
     assert_refused(

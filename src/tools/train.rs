@@ -29,7 +29,7 @@ use std::time::{Duration, Instant};
 pub struct TrainSettings {
     /// Passes over the training positions.
     pub epochs: usize,
-    /// Positions per gradient step.
+    /// Positions per gradient step, at least 1.
     pub batch_size: usize,
     /// Adam's step size in the first epoch.
     pub learning_rate: f32,
@@ -731,14 +731,13 @@ pub fn fit(
     let mut gradients: Vec<FloatNetwork> = (0..threads).map(|_| FloatNetwork::zero()).collect();
     let mut total = FloatNetwork::zero();
     let mut losses = Vec::new();
-    let batch_size = settings.batch_size.max(1);
     for epoch in state.epochs as usize + 1..=settings.epochs {
         let started = Instant::now();
         let mut last = Instant::now();
         train.shuffle(&mut epoch_rng(settings.seed, epoch));
-        let batches = train.len().div_ceil(batch_size);
+        let batches = train.len().div_ceil(settings.batch_size);
         let mut loss_sum = 0.0f64;
-        for (index, batch) in train.chunks(batch_size).enumerate() {
+        for (index, batch) in train.chunks(settings.batch_size).enumerate() {
             loss_sum += summed_loss(&state.network, batch, threads, Some(&mut gradients));
             total.clear();
             let used = batch.len().div_ceil(part_size(batch.len(), threads));
@@ -757,8 +756,8 @@ pub fn fit(
                     "epoch {epoch}/{} batch {}/{batches} loss {:.6} ({:.0} positions/s)",
                     settings.epochs,
                     index + 1,
-                    loss_sum / ((index + 1) * batch_size).min(train.len()) as f64,
-                    ((index + 1) * batch_size) as f64 / started.elapsed().as_secs_f64()
+                    loss_sum / ((index + 1) * settings.batch_size).min(train.len()) as f64,
+                    ((index + 1) * settings.batch_size) as f64 / started.elapsed().as_secs_f64()
                 );
             }
         }
