@@ -369,3 +369,39 @@ fn an_output_that_cannot_be_written_fails_before_the_records_are_read() {
         );
     }
 }
+
+/// A split that leaves no position to train on, or none to validate on
+/// although a share was asked, is refused instead of writing an untrained
+/// network or reporting a validation loss of nothing.
+#[test]
+fn a_split_that_leaves_a_side_empty_is_refused() {
+    let dir = scratch_dir("train-empty-split");
+    let data = records(&dir);
+    let ten = dir.join("ten.bin");
+    let bytes = std::fs::read(&data).unwrap();
+    std::fs::write(&ten, &bytes[..10 * 26]).unwrap();
+    let ten = ten.to_str().unwrap();
+    let output = dir.join("net.nnue");
+    let output = output.to_str().unwrap();
+    for (share, expected) in [
+        ("0.99", "no position to train on"),
+        ("0.02", "none to validate on"),
+    ] {
+        let mut args = train_args(ten, output, "1");
+        args[11] = share;
+        let run = run_agon(&args);
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert!(
+            !run.status.success() && stderr.contains(expected),
+            "--validation {share}: {stderr}"
+        );
+        assert!(
+            !Path::new(output).exists(),
+            "--validation {share} wrote a network"
+        );
+    }
+    let mut args = train_args(ten, output, "1");
+    args[11] = "0";
+    train(&args);
+    Network::load(Path::new(output)).unwrap();
+}

@@ -427,6 +427,16 @@ pub enum TrainError {
     Data(super::datagen::DatagenError),
     /// The files hold no record.
     NoRecords,
+    /// `--validation` holds out every position (none is left to train on)
+    /// or, being above 0, none (the validation loss would be of nothing).
+    EmptySplit {
+        /// The positions of the files.
+        positions: usize,
+        /// The share asked for.
+        share: f64,
+        /// The positions it holds out.
+        held_out: usize,
+    },
     /// A network or checkpoint file could not be written.
     Write {
         /// The file.
@@ -464,6 +474,22 @@ impl std::fmt::Display for TrainError {
         match self {
             TrainError::Data(error) => write!(f, "{error}"),
             TrainError::NoRecords => write!(f, "no records to train on"),
+            TrainError::EmptySplit {
+                positions,
+                share,
+                held_out,
+            } if held_out == positions => write!(
+                f,
+                "--validation {share} holds out all {positions} positions, leaving no position \
+                 to train on: give a smaller share or more records"
+            ),
+            TrainError::EmptySplit {
+                positions, share, ..
+            } => write!(
+                f,
+                "--validation {share} holds out none of {positions} positions, leaving none to \
+                 validate on: give a larger share, more records or --validation 0"
+            ),
             TrainError::Write { path, error } => {
                 write!(f, "cannot write {}: {error}", path.display())
             }
@@ -845,7 +871,8 @@ fn hand_loss(records: &[Record], settings: &TrainSettings) -> f64 {
 ///
 /// Why, when a file cannot be read or written, the files hold no records,
 /// the output is the embedded network or one of the record files, another
-/// process trains into it, or a resume has no checkpoint fit for it.
+/// process trains into it, the split leaves no position to train or to
+/// validate on, or a resume has no checkpoint fit for it.
 pub fn run(
     files: &[PathBuf],
     settings: &TrainSettings,
@@ -893,6 +920,13 @@ pub fn run(
         return Err(TrainError::NoRecords);
     }
     let (mut train, validation) = split(&records, settings);
+    if train.is_empty() || (validation.is_empty() && settings.validation_share > 0.0) {
+        return Err(TrainError::EmptySplit {
+            positions: records.len(),
+            share: settings.validation_share,
+            held_out: validation.len(),
+        });
+    }
     writeln!(
         out,
         "the hand-written evaluation's validation loss, for reference: {:.6}",
