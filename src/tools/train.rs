@@ -574,7 +574,10 @@ struct Checkpoint {
 }
 
 impl Checkpoint {
-    const MAGIC: &'static [u8; 8] = b"AGONCKP1";
+    /// The format's name and version: version 1 held a fingerprint made
+    /// with the standard library's hasher, which is not stable across Rust
+    /// releases.
+    const MAGIC: &'static [u8; 8] = b"AGONCKP2";
     /// Magic, epochs, rate, Adam's steps, fingerprint, parameter count.
     const HEADER: usize = 8 + 4 + 4 + 4 + 8 + 8;
 
@@ -613,8 +616,15 @@ impl Checkpoint {
         }
         let mut bytes = Vec::with_capacity(size as usize);
         file.read_to_end(&mut bytes).map_err(|e| e.to_string())?;
-        if bytes.len() as u64 != size || &bytes[..8] != Self::MAGIC {
+        if bytes.len() as u64 != size || !bytes.starts_with(b"AGONCKP") {
             return Err("not a checkpoint of agon train".into());
+        }
+        if &bytes[..8] != Self::MAGIC {
+            return Err(format!(
+                "a checkpoint of another version of agon train ({}), whose fingerprint this \
+                 one cannot check: train again without --resume",
+                String::from_utf8_lossy(&bytes[..8])
+            ));
         }
         let word = |offset: usize| -> [u8; 4] {
             [
@@ -655,21 +665,20 @@ impl Checkpoint {
 /// rounding of sums). Not the `--init` network: the checkpoint holds the
 /// weights, so a resumed run is not given it again.
 fn fingerprint(settings: &TrainSettings, train: &[Sample], validation: &[Sample]) -> u64 {
-    use std::hash::Hasher;
-    let mut samples = std::hash::DefaultHasher::new();
+    let mut samples = Fnv1a::new();
     for sample in train.iter().chain(validation) {
         for view in 0..2 {
             for &input in sample.view(view) {
-                samples.write_u16(input);
+                samples.write(&input.to_le_bytes());
             }
-            samples.write_u8(sample.counts[view]);
+            samples.write(&[sample.counts[view]]);
         }
-        samples.write_u32(sample.target.to_bits());
+        samples.write(&sample.target.to_bits().to_le_bytes());
     }
     part_seed(
         settings.seed,
         &[
-            samples.finish(),
+            samples.0,
             train.len() as u64,
             validation.len() as u64,
             settings.batch_size as u64,
@@ -679,6 +688,26 @@ fn fingerprint(settings: &TrainSettings, train: &[Sample], validation: &[Sample]
             u64::from(settings.learning_rate_decay.to_bits()),
         ],
     )
+}
+
+/// The 64-bit FNV-1a hash: defined by two constants, so that a
+/// fingerprint stored in a checkpoint means the same to every build (the
+/// standard library's hasher may change from one Rust release to another).
+struct Fnv1a(u64);
+
+impl Fnv1a {
+    const OFFSET_BASIS: u64 = 0xcbf2_9ce4_8422_2325;
+    const PRIME: u64 = 0x0100_0000_01b3;
+
+    fn new() -> Fnv1a {
+        Fnv1a(Self::OFFSET_BASIS)
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &byte in bytes {
+            self.0 = (self.0 ^ u64::from(byte)).wrapping_mul(Self::PRIME);
+        }
+    }
 }
 
 /// The generator of epoch `epoch`'s shuffle: one per epoch, so that a
@@ -981,6 +1010,25 @@ mod tests {
     use crate::rules::parse_fen;
     use crate::tools::bench::bench_fens;
 
+    /// Settings of a small run: a result weight of 0.25, no validation.
+    fn settings() -> TrainSettings {
+        TrainSettings {
+            epochs: 1,
+            batch_size: 1,
+            learning_rate: 0.001,
+            learning_rate_decay: 1.0,
+            result_weight: 0.25,
+            throne_race_result_weight: None,
+            validation_share: 0.0,
+            seed: 1,
+            threads: 1,
+            output: PathBuf::from("unused.nnue"),
+            resume: false,
+            init: None,
+            replace_embedded: false,
+        }
+    }
+
     #[test]
     fn the_float_network_has_the_engines_count_of_numbers() {
         assert_eq!(FloatNetwork::zero().parameters().count(), PARAMETERS);
@@ -1011,6 +1059,68 @@ mod tests {
         assert!(worst <= 4.0, "worst difference {worst} centi-guards");
     }
 
+    #[test]
+    fn fnv1a_gives_the_published_values() {
+        for (text, hash) in [
+            ("", 0xcbf2_9ce4_8422_2325),
+            ("a", 0xaf63_dc4c_8601_ec8c),
+            ("foobar", 0x8594_4171_f739_67e8),
+        ] {
+            let mut hasher = Fnv1a::new();
+            hasher.write(text.as_bytes());
+            assert_eq!(hasher.0, hash, "{text:?}");
+        }
+    }
+
+    /// The fingerprint is stored in checkpoints and compared on `--resume`:
+    /// the same samples and settings give the same number in every build.
+    #[test]
+    fn the_fingerprint_of_fixed_samples_and_settings_is_fixed() {
+        let records: Vec<Record> = (0..20u8)
+            .map(|index| Record {
+                position: crate::rules::start_position(),
+                score: i16::from(index) * 10 - 50,
+                ply: 0,
+                result: index % 3,
+            })
+            .collect();
+        let settings = TrainSettings {
+            validation_share: 0.2,
+            ..settings()
+        };
+        let (train, validation) = split(&records, &settings);
+        assert_eq!(
+            fingerprint(&settings, &train, &validation),
+            3_173_993_238_244_517_755,
+            "train {} validation {}",
+            train.len(),
+            validation.len()
+        );
+    }
+
+    /// A checkpoint reads back as written; one of the first format, whose
+    /// fingerprint came from an unstable hasher, is refused with a reason.
+    #[test]
+    fn checkpoints_read_back_and_the_first_format_is_refused() {
+        let mut rng = StdRng::seed_from_u64(3);
+        let checkpoint = Checkpoint {
+            epochs: 2,
+            rate: 0.0005,
+            fingerprint: 77,
+            network: FloatNetwork::random(&mut rng),
+            adam: Adam::new(PARAMETERS),
+        };
+        let dir = crate::tools::scratch_dir("checkpoint");
+        let path = dir.path().join("net.nnue.checkpoint");
+        let mut bytes = checkpoint.to_bytes();
+        std::fs::write(&path, &bytes).unwrap();
+        assert!(Checkpoint::load(&path).unwrap() == checkpoint);
+        bytes[..8].copy_from_slice(b"AGONCKP1");
+        std::fs::write(&path, &bytes).unwrap();
+        let reason = Checkpoint::load(&path).unwrap_err();
+        assert!(reason.contains("another version"), "{reason}");
+    }
+
     /// A throne race takes its own result weight when one is set, any other
     /// position the common one; a race's target is then its result alone.
     #[test]
@@ -1023,21 +1133,7 @@ mod tests {
         };
         let race = record(crate::search::throne_race_positions()[0]);
         let other = record(parse_fen(&bench_fens()[0]).unwrap());
-        let mut settings = TrainSettings {
-            epochs: 1,
-            batch_size: 1,
-            learning_rate: 0.001,
-            learning_rate_decay: 1.0,
-            result_weight: 0.25,
-            throne_race_result_weight: None,
-            validation_share: 0.0,
-            seed: 1,
-            threads: 1,
-            output: PathBuf::from("unused.nnue"),
-            resume: false,
-            init: None,
-            replace_embedded: false,
-        };
+        let mut settings = settings();
         assert_eq!(settings.result_weight_of(&race), 0.25);
         settings.throne_race_result_weight = Some(1.0);
         assert_eq!(settings.result_weight_of(&race), 1.0);
