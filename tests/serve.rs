@@ -49,6 +49,15 @@ impl Answer {
     fn json(&self) -> Value {
         serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("{e}: {}", self.body))
     }
+
+    /// Asserts that the headers hold `header` (`name: value`, names in any case).
+    fn assert_header(&self, header: &str) {
+        assert!(
+            self.headers.to_ascii_lowercase().contains(header),
+            "no {header:?} in {}",
+            self.headers
+        );
+    }
 }
 
 /// Sends `head` (request line and headers, without the blank line) and `body` raw.
@@ -477,14 +486,7 @@ fn hostile_requests_are_refused_and_change_no_game() {
         assert_eq!(problem["code"], *code, "{head}: {}", answer.body);
         assert!(problem["error"].is_string(), "{head}: {}", answer.body);
         if *status == 405 {
-            assert!(
-                answer
-                    .headers
-                    .to_ascii_lowercase()
-                    .contains("\r\nallow: post"),
-                "{}",
-                answer.headers
-            );
+            answer.assert_header("\r\nallow: post");
         }
     }
     let unknown = raw(
@@ -650,14 +652,7 @@ fn a_failing_database_is_unhealthy_and_the_other_metrics_still_answer() {
         .unwrap();
     let health = raw(&address, "GET /healthz HTTP/1.1", b"");
     assert_eq!(health.status, 503, "{}", health.body);
-    assert!(
-        health
-            .headers
-            .to_ascii_lowercase()
-            .contains("content-type: text/plain"),
-        "{}",
-        health.headers
-    );
+    health.assert_header("content-type: text/plain");
     let metrics = raw(&address, "GET /metrics HTTP/1.1", b"");
     assert_eq!(metrics.status, 200, "{}", metrics.body);
     assert!(
@@ -1045,14 +1040,7 @@ fn memory_holds_at_most_max_visitors_and_a_dropped_visitor_gets_their_games_back
         .collect();
     let refused = state(&address, &new_visitor(&address), None);
     assert_eq!(refused.status, 503, "{}", refused.body);
-    assert!(
-        refused
-            .headers
-            .to_ascii_lowercase()
-            .contains("retry-after: 5"),
-        "{}",
-        refused.headers
-    );
+    refused.assert_header("retry-after: 5");
     assert!(metric(&address, "agon_errors_total{kind=\"visitors_full\"}") >= 1.0);
     assert_eq!(metric(&address, "agon_visitors_in_memory"), 5.0);
     // A page closed frees its slot.
@@ -1091,14 +1079,7 @@ fn one_address_holds_at_most_its_share_of_open_pages() {
     assert_eq!(refused.status, 429, "{}", refused.body);
     assert_eq!(refused.json()["code"], "too-many-streams");
     assert_eq!(refused.json()["params"]["max"], 2);
-    assert!(
-        refused
-            .headers
-            .to_ascii_lowercase()
-            .contains("retry-after: 5"),
-        "{}",
-        refused.headers
-    );
+    refused.assert_header("retry-after: 5");
     assert_eq!(errors("rate_limited"), limited_before + 1.0, "counted once");
     assert_eq!(errors("refused"), refused_before, "counted once");
     // Other requests of that address still pass.
