@@ -69,6 +69,12 @@ impl EvalCache {
             .then_some(i32::from((entry & SCORE_MASK) as u16 as i16))
     }
 
+    /// Hints the processor to fetch the entry of `key`.
+    #[inline(always)]
+    pub(crate) fn prefetch(&self, key: u64) {
+        super::prefetch(&self.entries[slot(key)]);
+    }
+
     /// Stores `score`, the static evaluation of the position with `key`;
     /// a score beyond an `i16` is not stored.
     #[inline]

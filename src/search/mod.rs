@@ -24,6 +24,21 @@ use std::time::{Duration, Instant};
 pub(crate) use tt::TableTooLarge;
 use tt::TranspositionTable;
 
+/// Hints the processor to bring the cache line of `item` in: the tables
+/// are probed a move later, once the child's accumulator is made.
+#[inline(always)]
+fn prefetch<T>(item: &T) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let pointer = item as *const T as *const i8;
+        // SAFETY: prefetching is a hint and cannot fault; the pointer is to
+        // a live value.
+        unsafe { std::arch::x86_64::_mm_prefetch(pointer, std::arch::x86_64::_MM_HINT_T0) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = item;
+}
+
 /// The positions of docs/throne-races.txt (races to the formation from
 /// match games), for the tests of every layer that treats them apart.
 #[cfg(test)]

@@ -925,6 +925,7 @@ impl<'a, 'h> Worker<'a, 'h> {
             }
             let child = position.make_move(mv);
             self.shared.tt.prefetch(child.key());
+            self.history.evals.prefetch(child.key());
             self.descend(ply, position, Some(mv));
             let extension = i32::from(singular && Some(mv) == tt_move);
             let score = if index == 0 {
@@ -1326,6 +1327,8 @@ impl<'a, 'h> Worker<'a, 'h> {
         let mut best_move = None;
         for &mv in candidates.iter() {
             let child = position.make_move(mv);
+            self.shared.tt.prefetch(child.key());
+            self.history.evals.prefetch(child.key());
             self.descend(ply, position, Some(mv));
             let score = -self.quiescence(&child, -beta, -alpha, ply + 1, depth + 1);
             if self.shared.stopped() {

@@ -237,14 +237,7 @@ impl TranspositionTable {
     /// Hints the processor to fetch the bucket of `key`.
     #[inline(always)]
     pub(crate) fn prefetch(&self, key: u64) {
-        #[cfg(target_arch = "x86_64")]
-        {
-            let pointer = self.bucket(key) as *const Bucket as *const i8;
-            // SAFETY: prefetching is a hint; the pointer is to a live bucket.
-            unsafe { std::arch::x86_64::_mm_prefetch(pointer, std::arch::x86_64::_MM_HINT_T0) };
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = key;
+        super::prefetch(self.bucket(key));
     }
 
     /// Looks `key` up, adjusting mate scores to `ply`.
