@@ -430,21 +430,26 @@ impl Engine {
         })
     }
 
-    /// The options in force.
-    pub(crate) fn options(&self) -> EngineOptions {
-        self.options
-    }
-
     /// Changes the options (resizing tables when needed). Where the new
     /// table's memory cannot be had, nothing changes.
     pub(crate) fn set_options(&mut self, options: EngineOptions) -> Result<(), TableTooLarge> {
         if options.hash_mib != self.options.hash_mib {
             self.tt = TranspositionTable::new(options.hash_mib)?;
+            self.options.hash_mib = options.hash_mib;
         }
+        self.adjust_options(|adjusted| *adjusted = options);
+        Ok(())
+    }
+
+    /// Changes the options but the table's size, which cannot fail: the
+    /// table stays as it is whatever `change` does to `Hash`.
+    pub(crate) fn adjust_options(&mut self, change: impl FnOnce(&mut EngineOptions)) {
+        let mut options = self.options;
+        change(&mut options);
+        options.hash_mib = self.options.hash_mib;
         self.histories
             .resize_with(options.threads.max(1), History::new);
         self.options = options;
-        Ok(())
     }
 
     /// Forgets everything learned (hash, histories): a new game.

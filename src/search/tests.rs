@@ -73,7 +73,7 @@ fn assert_mate_in(fen: &str, moves: u32) {
     // With the network and with the hand-written evaluation.
     for use_network in [true, false] {
         let mut engine = quick_engine();
-        let mut options = engine.options();
+        let mut options = engine.options;
         options.tuning.use_network = use_network;
         engine.set_options(options).unwrap();
         assert_keeps_the_win(&mut engine, fen, moves);
@@ -155,7 +155,7 @@ type SwitchOn = fn(&mut Tuning);
 /// An engine with one developer switch turned on.
 fn engine_with(switch_on: SwitchOn) -> Engine {
     let mut engine = quick_engine();
-    let mut options = engine.options();
+    let mut options = engine.options;
     switch_on(&mut options.tuning);
     engine.set_options(options).unwrap();
     engine
@@ -167,7 +167,7 @@ fn engine_with(switch_on: SwitchOn) -> Engine {
 /// which would hide what the other rules do.
 fn engine_without_threats(switch_on: SwitchOn) -> Engine {
     let mut engine = engine_with(switch_on);
-    let mut options = engine.options();
+    let mut options = engine.options;
     options.tuning.quiescence_threats = false;
     engine.set_options(options).unwrap();
     engine
@@ -827,7 +827,7 @@ fn a_table_the_system_will_not_give_changes_nothing() {
     };
     assert!(Engine::new(too_large).is_err());
     let mut engine = quick_engine();
-    let before = engine.options();
+    let before = engine.options;
     let mut options = before;
     options.hash_mib = usize::MAX >> 20;
     options.multipv = 3;
@@ -835,8 +835,26 @@ fn a_table_the_system_will_not_give_changes_nothing() {
         engine.set_options(options),
         Err(TableTooLarge { mib, .. }) if mib == usize::MAX >> 20
     ));
-    assert_eq!(engine.options().hash_mib, before.hash_mib);
-    assert_eq!(engine.options().multipv, before.multipv);
+    assert_eq!(engine.options.hash_mib, before.hash_mib);
+    assert_eq!(engine.options.multipv, before.multipv);
+    let outcome = search_to(&mut engine, &Game::new(start_position()), 2);
+    assert!(outcome.best.is_some());
+}
+
+/// Options changed by adjustment never touch the table: a `Hash` set in
+/// the change is ignored, and the rest takes effect.
+#[test]
+fn an_adjustment_changes_everything_but_the_table() {
+    let mut engine = quick_engine();
+    let hash_mib = engine.options.hash_mib;
+    engine.adjust_options(|options| {
+        options.hash_mib = usize::MAX >> 20;
+        options.multipv = 3;
+        options.threads = 2;
+    });
+    assert_eq!(engine.options.hash_mib, hash_mib);
+    assert_eq!(engine.options.multipv, 3);
+    assert_eq!(engine.histories.len(), 2);
     let outcome = search_to(&mut engine, &Game::new(start_position()), 2);
     assert!(outcome.best.is_some());
 }

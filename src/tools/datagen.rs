@@ -622,11 +622,7 @@ fn play_game(
             }
             _ => (&mut *engine, &limits, false),
         };
-        let mut options = searcher.options();
-        options.multipv = if varied { 4 } else { 1 };
-        searcher
-            .set_options(options)
-            .expect("the table keeps its size");
+        searcher.adjust_options(|options| options.multipv = if varied { 4 } else { 1 });
         let mut lines: Vec<SearchReport> = Vec::new();
         let outcome = searcher.search(&game, searcher_limits, control, |report| {
             if report.multipv == 1 {
@@ -646,11 +642,7 @@ fn play_game(
         } else if opponent_moves {
             // The opponent's score is another network's opinion: the
             // learning side judges the position with its own search.
-            let mut options = engine.options();
-            options.multipv = 1;
-            engine
-                .set_options(options)
-                .expect("the table keeps its size");
+            engine.adjust_options(|options| options.multipv = 1);
             let judged = engine.search(&game, &limits, control, |_| {});
             if control.stop.load(Ordering::SeqCst) {
                 return Ok(None);
@@ -901,13 +893,12 @@ pub fn run(
                         ],
                     ));
                     let opponent = opponent_engine.as_mut().map(|opponent_engine| {
-                        let mut opponent_options = opponent_engine.options();
-                        opponent_options.tuning.use_network = true;
-                        opponent_options.tuning.network =
+                        let network =
                             settings.opponents[rng.random_range(0..settings.opponents.len())];
-                        opponent_engine
-                            .set_options(opponent_options)
-                            .expect("the table keeps its size");
+                        opponent_engine.adjust_options(|options| {
+                            options.tuning.use_network = true;
+                            options.tuning.network = network;
+                        });
                         Opponent {
                             engine: opponent_engine,
                             color: if rng.random_bool(0.5) {
