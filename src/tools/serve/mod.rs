@@ -186,7 +186,7 @@ async fn housekeeping(
         let prune = chore && (round / rounds_per_chore).is_multiple_of(PRUNE_EVERY);
         let limiter = Arc::clone(&limiter);
         let _ = tokio::task::spawn_blocking(move || {
-            registry.refresh_queue_positions();
+            registry.refresh_waiting_games();
             if chore {
                 registry.forget_idle();
                 limiter.forget_idle();

@@ -46,6 +46,12 @@ pub const ANALYSIS_NODES: u64 = 200_000;
 pub const MAX_ANALYSIS_LINES: usize = 3;
 /// How long an analysis or review search may take before it is stopped.
 const ANALYSIS_BUDGET: Duration = Duration::from_secs(10);
+/// The wait before a search runs again after what the last one brought
+/// could not be stored; it doubles with each failure in a row, up to
+/// [`STORE_RETRY_LONGEST`], so that a database that keeps failing is not
+/// hammered by searches and log lines.
+const STORE_RETRY_FIRST: Duration = Duration::from_millis(500);
+const STORE_RETRY_LONGEST: Duration = Duration::from_secs(30);
 
 /// Why a request was refused, with the HTTP status it earns.
 #[derive(Debug, PartialEq)]
@@ -100,6 +106,12 @@ struct LiveGame {
     waiting: bool,
     /// Searches ahead of it in the queue; `None` once an engine has it.
     queue_position: Option<usize>,
+    /// Storing what the engine's searches brought failed this many times
+    /// in a row.
+    store_failures: u32,
+    /// When the search runs again after such a failure; the game waits
+    /// for it meanwhile.
+    search_again_at: Option<Instant>,
 }
 
 fn names(human: Color, level: usize) -> [String; 2] {
@@ -190,6 +202,8 @@ impl LiveGame {
             stored: false,
             waiting: false,
             queue_position: None,
+            store_failures: 0,
+            search_again_at: None,
         }
     }
 
@@ -211,6 +225,8 @@ impl LiveGame {
             stored: true,
             waiting: false,
             queue_position: None,
+            store_failures: 0,
+            search_again_at: None,
         }
     }
 
@@ -240,7 +256,6 @@ impl LiveGame {
         self.in_progress() && self.record.game().position().side_to_move() != self.human
     }
 
-    /// The search for the engine's move at the end of the game.
     /// Whether `job` is the search this game waits for. A takeback and
     /// another move make a new search for the same ply: the old one's move,
     /// found for another position, must not land on this one.
@@ -1108,16 +1123,34 @@ impl Registry {
         game.record.cursor = keep;
         // A search still queued or running for the removed position finds
         // that the game no longer waits for it (`waits_for`): an engine
-        // skips it, and its move, if found, is dropped.
+        // skips it, and its move, if found, is dropped; one waiting to run
+        // again after a failure to store is not run.
         game.waiting = false;
         game.queue_position = None;
+        game.search_again_at = None;
         Ok(())
     }
 
     /// Queues the search for the engine's move; the game waits for it.
     fn search_engine_move(&self, game: &mut LiveGame) {
         game.waiting = true;
+        game.search_again_at = None;
         game.queue_position = Some(self.pool().resume(game.job()));
+    }
+
+    /// What the search for the engine's move brought could not be stored:
+    /// the game waits, and the search runs again once the wait for this
+    /// many failures in a row is over ([`Registry::refresh_waiting_games`]).
+    fn search_again_later(&self, game: &mut LiveGame) {
+        self.metrics.error(ErrorKind::Internal);
+        game.store_failures = game.store_failures.saturating_add(1);
+        let doublings = (game.store_failures - 1).min(16);
+        let wait = STORE_RETRY_FIRST
+            .saturating_mul(1 << doublings)
+            .min(STORE_RETRY_LONGEST);
+        game.waiting = true;
+        game.queue_position = None;
+        game.search_again_at = Some(Instant::now() + wait);
     }
 
     /// Ends the game after a search that brought no move to play (an
@@ -1126,11 +1159,10 @@ impl Registry {
     fn end_or_search_again(&self, game: &mut LiveGame, finish: Finish) {
         if let Err(why) = self.end(game, finish) {
             log::error!(
-                "game {}: cannot store its end, searched again: {why:?}",
+                "game {}: cannot store its end, to be searched again: {why:?}",
                 game.id
             );
-            self.metrics.error(ErrorKind::Internal);
-            self.search_engine_move(game);
+            self.search_again_later(game);
         }
     }
 
@@ -1144,24 +1176,34 @@ impl Registry {
         Ok(())
     }
 
-    /// Pushes the queue positions to the pages of games and boards that
-    /// wait (called on a timer).
-    pub fn refresh_queue_positions(&self) {
+    /// Queues again the searches whose wait after a failure to store is
+    /// over, and pushes the queue positions to the pages of games and
+    /// boards that wait (called on a timer).
+    pub fn refresh_waiting_games(&self) {
         let positions = self.pool().positions();
         let visitors: Vec<_> = lock(&self.visitors).values().cloned().collect();
+        let now = Instant::now();
         for visitor in visitors {
             let mut visitor = lock(&visitor);
             let mut changed = false;
             let Visitor { board, games, .. } = &mut *visitor;
+            let mut shown = Vec::new();
+            for game in games.iter_mut().filter(|g| g.waiting) {
+                match game.search_again_at {
+                    // Queued now: its place comes from the queue itself.
+                    Some(at) if at <= now => {
+                        self.search_engine_move(game);
+                        changed = true;
+                    }
+                    Some(_) => {}
+                    None => shown.push((&game.id, &mut game.queue_position)),
+                }
+            }
             let board = board
                 .as_mut()
                 .filter(|b| b.search != 0 || b.reviewing())
                 .map(|b| (&b.id, &mut b.queue_position));
-            let games = games
-                .iter_mut()
-                .filter(|g| g.waiting)
-                .map(|g| (&g.id, &mut g.queue_position));
-            for (id, shown) in games.chain(board) {
+            for (id, shown) in shown.into_iter().chain(board) {
                 let position = positions.get(id).copied();
                 if position != *shown {
                     *shown = position;
@@ -1335,16 +1377,16 @@ impl Outcome for Registry {
             };
             let stored = lock(&registry.store).append(&game.id, job.ply, mv, ending.as_ref());
             if let Err(error) = stored {
-                // Nothing of it was stored: searched again, the game waits
-                // for a move at the same ply, the database busy or back by then.
+                // Nothing of it was stored: the game waits for a move at the
+                // same ply, searched again once the database may be back.
                 log::error!(
-                    "game {}: cannot store the engine's move, searched again: {error}",
+                    "game {}: cannot store the engine's move, to be searched again: {error}",
                     job.game
                 );
-                registry.metrics.error(ErrorKind::Internal);
-                registry.search_engine_move(game);
+                registry.search_again_later(game);
                 return;
             }
+            game.store_failures = 0;
             game.push(mv);
             game.waiting = false;
             registry
@@ -1418,6 +1460,57 @@ mod tests {
         let store = lock(&registry.store);
         assert_eq!(store.games_of("playing", LISTED).unwrap().len(), 1);
         assert_eq!(store.games_of("gone", LISTED).unwrap(), []);
+    }
+
+    /// A database that keeps failing gets the engine's move searched again
+    /// after a wait that doubles with each failure, not at once: the game
+    /// waits for it meanwhile, out of the queue.
+    #[test]
+    fn a_move_that_cannot_be_stored_is_searched_again_after_a_growing_wait() {
+        let dir = crate::tools::scratch_dir("registry-store-retry");
+        let path = dir.path().join("games.sqlite");
+        let metrics = Arc::new(Metrics::default());
+        let registry = Registry::new(Store::open(&path).unwrap(), 10, Arc::clone(&metrics));
+        let outcome: Arc<dyn Outcome> = Arc::clone(&registry) as Arc<dyn Outcome>;
+        let pool = Pool::start(0, 10, "agon", &[], Arc::clone(&metrics), outcome);
+        registry.attach(pool).unwrap();
+        let visitor = registry.visitor("visitor", false).unwrap();
+        let mut game = LiveGame::new("visitor", 0, Color::Black, start_position());
+        game.waiting = true;
+        let (id, job) = (game.id.clone(), game.job());
+        lock(&visitor).games.push(game);
+        rusqlite::Connection::open(&path)
+            .unwrap()
+            .execute_batch("DROP TABLE moves")
+            .unwrap();
+        let waits = |failures: u32| {
+            let visitor = lock(&visitor);
+            let game = &visitor.games[visitor.index_of(&id).unwrap()];
+            assert!(game.waiting && game.record.line_len() == 0);
+            assert_eq!(game.store_failures, failures);
+            game.search_again_at
+                .map(|at| at.saturating_duration_since(Instant::now()))
+        };
+        let queued = || registry.pool().positions().contains_key(&id);
+        let mv = crate::rules::legal_moves(&start_position()).as_slice()[0].to_string();
+
+        Outcome::played(&*registry, &job, &mv);
+        let first = waits(1).expect("a wait");
+        assert!(first <= STORE_RETRY_FIRST && first > STORE_RETRY_FIRST / 2);
+        registry.refresh_waiting_games();
+        assert!(!queued(), "searched again before the wait is over");
+        std::thread::sleep(first);
+        registry.refresh_waiting_games();
+        assert!(queued(), "the wait is over");
+        assert_eq!(waits(1), None);
+
+        Outcome::played(&*registry, &job, &mv);
+        let second = waits(2).expect("a longer wait");
+        assert!(second > STORE_RETRY_FIRST && second <= 2 * STORE_RETRY_FIRST);
+        for _ in 0..20 {
+            Outcome::played(&*registry, &job, &mv);
+        }
+        assert!(waits(22).unwrap() <= STORE_RETRY_LONGEST);
     }
 
     /// After a takeback and another move, the game waits for the new
