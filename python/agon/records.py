@@ -80,8 +80,10 @@ class Game:
 
     def pgn(self) -> str:
         """The game as ``agon match -pgnout`` writes it (tags other than the
-        match runner's are not written). A game without a result, an unknown
-        ``Termination`` or an illegal move raises ``ValueError``."""
+        match runner's are not written; a ``Round`` that is not a number,
+        such as ``?``, is written as 1, the match runner's rounds being
+        numbers). A game without a result, an unknown ``Termination`` or an
+        illegal move raises ``ValueError``."""
         return _agon.record_pgn(
             list(self.headers.items()),
             [_move_fields(recorded) for recorded in self.moves],
