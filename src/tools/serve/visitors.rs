@@ -52,6 +52,10 @@ const ANALYSIS_BUDGET: Duration = Duration::from_secs(10);
 /// hammered by searches and log lines.
 const STORE_RETRY_FIRST: Duration = Duration::from_millis(500);
 const STORE_RETRY_LONGEST: Duration = Duration::from_secs(30);
+/// After a full memory found no visitor to drop, newcomers are refused
+/// for this long without another look: a crowd at the door costs neither
+/// a scan of every visitor nor a database query each.
+const FULL_RECHECK: Duration = Duration::from_secs(1);
 
 /// Why a request was refused, with the HTTP status it earns.
 #[derive(Debug, PartialEq)]
@@ -568,6 +572,9 @@ pub struct Registry {
     visitors: Mutex<HashMap<String, Arc<Mutex<Visitor>>>>,
     /// The most visitors held in memory.
     max_visitors: usize,
+    /// Until when newcomers are refused at once: the last look found the
+    /// memory full of visitors none of whom could be dropped.
+    full_until: Mutex<Option<Instant>>,
     pool: OnceLock<Pool>,
     metrics: Arc<Metrics>,
 }
@@ -611,6 +618,7 @@ impl Registry {
             store: Mutex::new(store),
             visitors: Mutex::new(HashMap::new()),
             max_visitors,
+            full_until: Mutex::new(None),
             pool: OnceLock::new(),
             metrics,
         })
@@ -690,6 +698,10 @@ impl Registry {
         if let Some(visitor) = lock(&self.visitors).get(id) {
             return Ok(Arc::clone(visitor));
         }
+        if !beyond_cap && lock(&self.full_until).is_some_and(|until| Instant::now() < until) {
+            self.metrics.error(ErrorKind::VisitorsFull);
+            return Err(Refusal::Full);
+        }
         // The database stays locked until the visitor is in memory, so that
         // no prune deletes the games read here in between.
         let store = lock(&self.store);
@@ -701,6 +713,7 @@ impl Registry {
             && !evict(&mut visitors, self.max_visitors.div_ceil(EVICTED_SHARE))
             && !beyond_cap
         {
+            *lock(&self.full_until) = Some(Instant::now() + FULL_RECHECK);
             self.metrics.error(ErrorKind::VisitorsFull);
             return Err(Refusal::Full);
         }
@@ -1441,6 +1454,33 @@ mod tests {
         assert!(evict(&mut visitors, 100));
         assert_eq!(visitors.len(), 2);
         assert!(!evict(&mut visitors, 1), "every one left is busy");
+    }
+
+    /// A full memory with no visitor to drop refuses the newcomers that
+    /// follow for a moment without looking again: neither a scan nor a
+    /// database query each (here the database is broken meanwhile).
+    #[test]
+    fn newcomers_to_a_memory_full_of_busy_visitors_are_refused_without_a_look() {
+        let dir = crate::tools::scratch_dir("registry-full");
+        let path = dir.path().join("games.sqlite");
+        let registry = Registry::new(Store::open(&path).unwrap(), 2, Arc::new(Metrics::default()));
+        // Requests under way keep both in memory.
+        let _busy = [
+            registry.visitor("a", false).unwrap(),
+            registry.visitor("b", false).unwrap(),
+        ];
+        assert!(matches!(registry.visitor("c", false), Err(Refusal::Full)));
+        rusqlite::Connection::open(&path)
+            .unwrap()
+            .execute_batch("DROP TABLE moves; DROP TABLE games")
+            .unwrap();
+        assert!(matches!(registry.visitor("d", false), Err(Refusal::Full)));
+        std::thread::sleep(FULL_RECHECK);
+        assert!(
+            matches!(registry.visitor("e", false), Err(Refusal::Internal(_))),
+            "the next look reads the (broken) database"
+        );
+        assert_eq!(registry.visitors_in_memory(), 2);
     }
 
     #[test]
