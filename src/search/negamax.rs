@@ -1327,7 +1327,10 @@ impl<'a, 'h> Worker<'a, 'h> {
         let mut best_move = None;
         for &mv in candidates.iter() {
             let child = position.make_move(mv);
-            self.shared.tt.prefetch(child.key());
+            // The quiescence search reads the table only when asked to.
+            if self.shared.tuning.quiescence_table {
+                self.shared.tt.prefetch(child.key());
+            }
             self.history.evals.prefetch(child.key());
             self.descend(ply, position, Some(mv));
             let score = -self.quiescence(&child, -beta, -alpha, ply + 1, depth + 1);
